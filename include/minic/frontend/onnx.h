@@ -1,0 +1,67 @@
+// The ONNX frontend: reads a model file into the graph IR.
+//
+// Course module 2. An ONNX model is a protobuf ModelProto; minic reads it with the
+// classes generated from ONNX's own onnx.proto (Debian's libonnx-dev), so the schema is
+// never copied here. Import goes: read and parse the file (refusing what is not a
+// model); list every unsupported op at once; build Values for inputs and initializers
+// and a Node per NodeProto; fix symbolic input dimensions from the options; infer shapes
+// (src/ops/shape_inference.cpp); verify.
+#pragma once
+
+#include "minic/ir/graph.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace minic {
+
+struct OnnxImportOptions {
+  // Sizes for symbolic or missing input dimensions: input name → full shape
+  // (from `--input-shape NAME=1x3x224x224`).
+  std::map<std::string, Shape> input_shapes;
+  // Values of graph inputs known before compiling. An input whose value decides an
+  // output shape (Reshape's shape, Slice's starts, ...) is frozen to its value; other
+  // inputs stay inputs. Their shapes also fix symbolic dimensions.
+  std::map<std::string, Tensor> known_inputs;
+};
+
+// One tensor at the model's boundary, as the file states it: dimensions may be
+// symbolic ("batch") or missing ("?").
+struct OnnxValueInfo {
+  std::string name;
+  std::string dtype;               // minic's name ("f32") or ONNX's for types minic lacks
+  std::vector<std::string> dims;   // "1", "3", "batch", "?"
+};
+
+struct OnnxUnsupportedOp {
+  std::string op;                  // "domain.Op" outside the default domain
+  int opset = 0;
+  std::vector<std::string> nodes;  // names (or output names) of the nodes using it
+};
+
+// What `minic inspect` shows; readable even for models minic cannot import.
+struct OnnxModelSummary {
+  std::string path;
+  int64_t ir_version = 0;
+  int opset = 0;                   // default domain
+  std::string producer;
+  std::vector<OnnxValueInfo> inputs;   // graph inputs that are not initializers
+  std::vector<OnnxValueInfo> outputs;
+  std::map<std::string, int> op_counts;
+  std::vector<OnnxUnsupportedOp> unsupported;
+};
+
+// Reads and summarises a model. Throws Error if the file is not a readable model.
+OnnxModelSummary summarize_onnx(const std::string& path);
+
+// Imports a model into a verified graph with every type inferred. Throws Error naming the
+// file (and node, op and reason where there is one) on bad or unsupported input.
+Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
+
+// TensorProto files (the inputs and outputs of ONNX's backend tests).
+Tensor read_tensor_proto(const std::string& path);
+void write_tensor_proto(const std::string& path, const Tensor& tensor,
+                        const std::string& name = "");
+
+}  // namespace minic

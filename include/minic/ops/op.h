@@ -1,0 +1,152 @@
+// What minic knows about each op: its schema, shape rule, reference kernel, fusion kind.
+//
+// Course module 2 (and 3 for the compute rules that later issues add). Every op lives in
+// one file of src/ops/, which registers an OpSchema for it. A student learns what `Conv`
+// means by reading src/ops/conv.cpp: which opset versions it accepts, how its output
+// shape follows from its inputs and attributes, and a plain reference kernel that is
+// obviously correct. The reference kernels are the oracle every later transformation is
+// checked against.
+#pragma once
+
+#include "minic/ir/graph.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace minic {
+
+// The newest default-domain opset minic accepts. Ops whose semantics changed after the
+// version they were written for say so in their schema (OpSchema::max_opset).
+inline constexpr int kMaxOpset = 27;
+inline constexpr int kMaxIrVersion = 13;
+
+// How an op combines with its neighbours in operator fusion (course module 2).
+enum class FusionKind {
+  elementwise,     // out[i] = f(in[i]): Relu, Add of equal shapes
+  broadcast,       // elementwise after broadcasting inputs: Add with a bias
+  injective,       // each output element reads one input element: Transpose, Slice
+  reduction,       // output elements combine many inputs along axes: ReduceSum, Softmax
+  out_fusable,     // heavy op whose output can absorb elementwise consumers: Conv, MatMul
+  opaque,          // fuses with nothing: Resize, Gather with data-dependent indices
+};
+
+std::string_view fusion_kind_name(FusionKind kind);
+
+// Attribute access for shape rules and kernels: typed getters with defaults and
+// errors that name the node.
+class NodeContext {
+ public:
+  NodeContext(const Node& node, int opset) : node_(node), opset_(opset) {}
+
+  const Node& node() const { return node_; }
+  int opset() const { return opset_; }
+  size_t num_inputs() const { return node_.inputs.size(); }
+  size_t num_outputs() const { return node_.outputs.size(); }
+  bool has_input(size_t index) const { return node_.has_input(index); }
+
+  bool has_attr(std::string_view name) const;
+  int64_t get_int(std::string_view name, int64_t fallback) const;
+  int64_t get_int(std::string_view name) const;  // required
+  float get_float(std::string_view name, float fallback) const;
+  std::string get_string(std::string_view name, std::string_view fallback) const;
+  std::vector<int64_t> get_ints(std::string_view name, std::vector<int64_t> fallback) const;
+  std::vector<int64_t> get_ints(std::string_view name) const;  // required
+  std::vector<float> get_floats(std::string_view name, std::vector<float> fallback) const;
+  const Tensor& get_tensor(std::string_view name) const;  // required
+
+  // Throws Error: "<Op> node '<name>': <message>".
+  template <typename... Args>
+  [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) const {
+    throw Error(fmt::format("{}: {}", node_.describe(),
+                            fmt::format(format, std::forward<Args>(args)...)));
+  }
+
+  // An axis attribute or input normalised into [0, rank): negative axes count from the
+  // end; out of range is an error naming the node.
+  int64_t normalize_axis(int64_t axis, int64_t rank) const;
+
+ private:
+  const AttributeValue* find(std::string_view name, std::string_view kind) const;
+
+  const Node& node_;
+  int opset_;
+};
+
+// What a shape rule sees: the input types, and the values of inputs that are known
+// before running (constants, and small values computed from them).
+class ShapeContext : public NodeContext {
+ public:
+  using ValueLookup = std::function<const Tensor*(const Value*)>;
+  ShapeContext(const Node& node, int opset, ValueLookup lookup)
+      : NodeContext(node, opset), lookup_(std::move(lookup)) {}
+
+  const TensorType& input_type(size_t index) const;
+  // The value of input `index`. Ops whose output shape depends on an input's value
+  // (Reshape, Expand, Slice, ...) call this; if the value is not known before running, it
+  // throws Error explaining that minic compiles for static shapes.
+  const Tensor& input_value(size_t index) const;
+  // The value if known, else null.
+  const Tensor* known_value(size_t index) const;
+
+  // For ops whose result is known from types alone (Shape, Size): record it, so that
+  // shape arithmetic downstream becomes known too.
+  void set_output_value(size_t index, Tensor value) const;
+  std::vector<std::optional<Tensor>>& output_values() const { return output_values_; }
+
+ private:
+  ValueLookup lookup_;
+  mutable std::vector<std::optional<Tensor>> output_values_;
+};
+
+// What a reference kernel sees: the input tensors and the inferred output types.
+class KernelContext : public NodeContext {
+ public:
+  KernelContext(const Node& node, int opset, std::span<const Tensor* const> inputs)
+      : NodeContext(node, opset), inputs_(inputs) {}
+
+  // Input `index`; an error if it is an omitted optional input.
+  const Tensor& input(size_t index) const;
+  const TensorType& output_type(size_t index) const { return node().outputs.at(index)->type; }
+  // A zero-filled tensor of output `index`'s inferred type.
+  Tensor make_output(size_t index) const { return Tensor(output_type(index)); }
+
+ private:
+  std::span<const Tensor* const> inputs_;
+};
+
+using ShapeRule = std::function<std::vector<TensorType>(const ShapeContext&)>;
+using Kernel = std::function<std::vector<Tensor>(const KernelContext&)>;
+
+struct OpSchema {
+  std::string name;
+  int min_opset = 1;          // the oldest opset version whose form of the op is handled
+  int max_opset = kMaxOpset;  // the newest
+  int min_inputs = 1;
+  int max_inputs = 1;
+  int min_outputs = 1;
+  int max_outputs = 1;
+  FusionKind fusion = FusionKind::opaque;
+  ShapeRule shape_rule;
+  Kernel kernel;
+};
+
+class OpRegistry {
+ public:
+  void add(OpSchema schema);
+  // The schema of `op`, or null if minic does not support it.
+  const OpSchema* find(std::string_view op) const;
+  std::vector<std::string> names() const;  // sorted
+
+ private:
+  std::map<std::string, OpSchema, std::less<>> schemas_;
+};
+
+// The registry with every op of src/ops/ (see src/ops/registry.cpp).
+const OpRegistry& op_registry();
+
+}  // namespace minic

@@ -1,0 +1,36 @@
+// Shape and type inference over a whole graph, and evaluation of one node.
+//
+// Course module 2. Walks the nodes in topological order, checks each against its op's
+// schema (opset range, input and output counts), and sets the type of every output from
+// the op's shape rule. Along the way it tracks the values that are known before running
+// -- constants, and small results computed from them, such as the Shape → Gather →
+// Concat chains exporters emit -- because some shape rules (Reshape, Expand, Slice, ...)
+// need their inputs' values.
+#pragma once
+
+#include "minic/ops/op.h"
+
+#include <functional>
+#include <optional>
+
+namespace minic {
+
+struct ShapeInferenceOptions {
+  // Asked when a shape rule needs the value of a graph input. If it returns a tensor, the
+  // input is frozen into a constant with that value (a static-shape specialisation: the
+  // value determines output shapes). Unset or nullopt: the rule's error stands.
+  std::function<std::optional<Tensor>(const Value& input)> input_value;
+  // Results with at most this many elements are computed during inference so that shape
+  // rules further down can read them.
+  int64_t max_known_elements = 4096;
+};
+
+// Sets the type of every node output. Throws Error naming the node on any problem.
+void infer_shapes(Graph& graph, const ShapeInferenceOptions& options = {});
+
+// Runs one node's reference kernel on `inputs` (null for omitted optional inputs) and
+// checks that the results have the node's inferred output types.
+std::vector<Tensor> evaluate_node(const Node& node, int opset,
+                                  std::span<const Tensor* const> inputs);
+
+}  // namespace minic

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything minic needs on a fresh Debian bookworm machine: the build tools and
+# libraries from Debian's archive, and the Python packages the tests use from PyPI.
+# Idempotent: a second run only checks that everything is present.
+set -euo pipefail
+
+APT_PACKAGES=(
+  cmake ninja-build ccache g++ python3-pip
+  llvm-19-dev llvm-19-tools
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
+)
+PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime)
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import numpy, onnx, onnxruntime; assert onnx.__version__ == "1.22.0"' 2>/dev/null; then
+  echo "setup: installing ${PY_PACKAGES[*]} for $PYTHON"
+  "$PYTHON" -m pip install -q "${PY_PACKAGES[@]}" 2>/dev/null ||
+    "$PYTHON" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
+fi
+echo "setup: done"

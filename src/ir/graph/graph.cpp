@@ -1,0 +1,194 @@
+// Graph construction and rewriting. Course module 2.
+//
+// The invariants kept here: value names are unique; every Value's `users` lists exactly
+// the nodes that use it; every node output's `producer` is that node.
+#include "minic/ir/graph.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace minic {
+
+std::string_view attribute_kind_name(const AttributeValue& value) {
+  static constexpr std::string_view kNames[] = {"int",  "float",   "string", "ints",
+                                                "floats", "strings", "tensor"};
+  return kNames[value.index()];
+}
+
+std::string Node::describe() const {
+  if (!name.empty()) return fmt::format("{} node '{}'", op, name);
+  if (!outputs.empty() && outputs[0]) return fmt::format("{} node defining %{}", op, outputs[0]->name);
+  return fmt::format("{} node", op);
+}
+
+Value* Graph::new_value(const std::string& name) {
+  if (by_name_.count(name)) fail("graph '{}': the name '{}' is defined twice", this->name, name);
+  values_.push_back(std::make_unique<Value>());
+  Value* value = values_.back().get();
+  value->name = name;
+  by_name_[name] = value;
+  return value;
+}
+
+Value* Graph::add_input(const std::string& name, TensorType type) {
+  Value* value = new_value(name);
+  value->type = std::move(type);
+  value->has_type = true;
+  inputs_.push_back(value);
+  return value;
+}
+
+Value* Graph::add_constant(const std::string& name, Tensor data) {
+  Value* value = new_value(name);
+  value->type = data.type();
+  value->has_type = true;
+  value->constant = std::make_shared<const Tensor>(std::move(data));
+  return value;
+}
+
+Node* Graph::add_node(const std::string& op, std::vector<Value*> inputs,
+                      const std::vector<std::string>& output_names, Attributes attributes,
+                      const std::string& node_name) {
+  nodes_.push_back(std::make_unique<Node>());
+  Node* node = nodes_.back().get();
+  node->op = op;
+  node->name = node_name;
+  node->inputs = std::move(inputs);
+  node->attributes = std::move(attributes);
+  for (Value* input : node->inputs) {
+    if (input) input->users.push_back(node);
+  }
+  for (size_t i = 0; i < output_names.size(); ++i) {
+    Value* output = new_value(output_names[i]);
+    output->producer = node;
+    output->producer_output = static_cast<int>(i);
+    node->outputs.push_back(output);
+  }
+  return node;
+}
+
+void Graph::add_output(Value* value) { outputs_.push_back(value); }
+
+std::vector<Node*> Graph::nodes() const {
+  std::vector<Node*> result;
+  result.reserve(nodes_.size());
+  for (const auto& node : nodes_) result.push_back(node.get());
+  return result;
+}
+
+std::vector<Value*> Graph::values() const {
+  std::vector<Value*> result;
+  result.reserve(values_.size());
+  for (const auto& value : values_) result.push_back(value.get());
+  return result;
+}
+
+Value* Graph::find_value(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+bool Graph::is_graph_input(const Value* value) const {
+  return std::find(inputs_.begin(), inputs_.end(), value) != inputs_.end();
+}
+
+bool Graph::is_graph_output(const Value* value) const {
+  return std::find(outputs_.begin(), outputs_.end(), value) != outputs_.end();
+}
+
+void Graph::replace_all_uses(Value* from, Value* to) {
+  if (from == to) return;
+  for (Node* user : from->users) {
+    for (Value*& input : user->inputs) {
+      if (input == from) input = to;
+    }
+  }
+  // A node using `from` twice appears twice in `users`; after the loop above every such
+  // use points at `to`, so the user list moves over as it is.
+  to->users.insert(to->users.end(), from->users.begin(), from->users.end());
+  from->users.clear();
+  std::replace(outputs_.begin(), outputs_.end(), from, to);
+}
+
+void Graph::erase_node(Node* node) {
+  for (Value* output : node->outputs) {
+    MINIC_CHECK(output->users.empty() && !is_graph_output(output));
+    output->producer = nullptr;
+  }
+  for (Value* input : node->inputs) {
+    if (!input) continue;
+    auto it = std::find(input->users.begin(), input->users.end(), node);
+    MINIC_CHECK(it != input->users.end());
+    input->users.erase(it);
+  }
+  auto it = std::find_if(nodes_.begin(), nodes_.end(),
+                         [&](const std::unique_ptr<Node>& n) { return n.get() == node; });
+  MINIC_CHECK(it != nodes_.end());
+  nodes_.erase(it);
+}
+
+void Graph::freeze_input(Value* input, Tensor data) {
+  MINIC_CHECK(is_graph_input(input));
+  MINIC_CHECK(data.type() == input->type);
+  inputs_.erase(std::find(inputs_.begin(), inputs_.end(), input));
+  input->constant = std::make_shared<const Tensor>(std::move(data));
+}
+
+void Graph::remove_unused_values() {
+  std::unordered_set<const Value*> live(inputs_.begin(), inputs_.end());
+  live.insert(outputs_.begin(), outputs_.end());
+  for (const auto& node : nodes_) {
+    live.insert(node->inputs.begin(), node->inputs.end());
+    live.insert(node->outputs.begin(), node->outputs.end());
+  }
+  std::erase_if(values_, [&](const std::unique_ptr<Value>& value) {
+    if (live.count(value.get())) return false;
+    by_name_.erase(value->name);
+    return true;
+  });
+}
+
+void Graph::sort_topologically() {
+  // Kahn's algorithm, always taking the earliest ready node in the current order so that
+  // an already sorted graph keeps its order exactly.
+  std::unordered_map<const Node*, size_t> position;
+  for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
+  std::vector<int> pending(nodes_.size(), 0);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (Value* input : nodes_[i]->inputs) {
+      if (input && input->producer) ++pending[i];
+    }
+  }
+  std::vector<bool> done(nodes_.size(), false);
+  std::vector<std::unique_ptr<Node>> sorted;
+  sorted.reserve(nodes_.size());
+  size_t scan_from = 0;
+  while (sorted.size() < nodes_.size()) {
+    size_t next = scan_from;
+    while (next < nodes_.size() && (done[next] || pending[next] > 0)) ++next;
+    if (next == nodes_.size()) {
+      for (size_t i = 0; i < nodes_.size(); ++i) {
+        if (!done[i]) fail("graph '{}' has a cycle through {}", name, nodes_[i]->describe());
+      }
+    }
+    done[next] = true;
+    for (Value* output : nodes_[next]->outputs) {
+      for (Node* user : output->users) --pending[position[user]];
+    }
+    sorted.push_back(std::move(nodes_[next]));
+    // A user of this node may now be ready at an earlier position than `next`.
+    scan_from = 0;
+    while (scan_from < nodes_.size() && done[scan_from]) ++scan_from;
+  }
+  nodes_ = std::move(sorted);
+}
+
+std::string Graph::unique_name(const std::string& hint) const {
+  if (!by_name_.count(hint)) return hint;
+  for (int suffix = 1;; ++suffix) {
+    std::string candidate = fmt::format("{}_{}", hint, suffix);
+    if (!by_name_.count(candidate)) return candidate;
+  }
+}
+
+}  // namespace minic

@@ -1,0 +1,8 @@
+// Placeholder: the ops of this family are being written.
+#include "minic/ops/op.h"
+
+namespace minic {
+
+void register_reduce_ops(OpRegistry& registry) {}
+
+}  // namespace minic

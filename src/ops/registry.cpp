@@ -1,0 +1,72 @@
+// Every op family of src/ops/, registered in one place. Course module 2.
+//
+// To add an op: write its file (schema, shape rule, reference kernel, fusion kind) with a
+// `register_..._ops` function, declare it below and call it from build_registry().
+#include "minic/ops/op.h"
+
+namespace minic {
+
+void register_unary_ops(OpRegistry& registry);        // unary.cpp: Abs, Exp, Relu, Erf, ...
+void register_activation_ops(OpRegistry& registry);   // activation.cpp: LeakyRelu, Gelu, Clip, ...
+void register_binary_ops(OpRegistry& registry);       // binary.cpp: Add, Mul, Pow, Equal, And, ...
+void register_variadic_ops(OpRegistry& registry);     // variadic.cpp: Sum, Mean, Min, Max
+void register_select_ops(OpRegistry& registry);       // where.cpp: Where
+void register_cast_ops(OpRegistry& registry);         // cast.cpp: Cast, CastLike
+void register_identity_ops(OpRegistry& registry);     // identity.cpp: Identity, Dropout
+void register_reshape_ops(OpRegistry& registry);      // reshape.cpp: Reshape, Flatten, Squeeze, Unsqueeze
+void register_transpose_ops(OpRegistry& registry);    // transpose.cpp: Transpose
+void register_concat_split_ops(OpRegistry& registry); // concat_split.cpp: Concat, Split
+void register_slice_ops(OpRegistry& registry);        // slice.cpp: Slice
+void register_gather_ops(OpRegistry& registry);       // gather.cpp: Gather
+void register_expand_tile_ops(OpRegistry& registry);  // expand_tile.cpp: Expand, Tile
+void register_shape_ops(OpRegistry& registry);        // shape.cpp: Shape, Size, ConstantOfShape, Constant, Range
+void register_pad_ops(OpRegistry& registry);          // pad.cpp: Pad
+void register_trilu_ops(OpRegistry& registry);        // trilu.cpp: Trilu
+void register_conv_ops(OpRegistry& registry);         // conv.cpp: Conv, ConvTranspose
+void register_pool_ops(OpRegistry& registry);         // pool.cpp: MaxPool, AveragePool, Global*Pool
+void register_normalization_ops(OpRegistry& registry);// normalization.cpp: BatchNorm, LayerNorm, InstanceNorm, LRN
+void register_resize_ops(OpRegistry& registry);       // resize.cpp: Resize
+void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gemm
+void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
+void register_reduce_ops(OpRegistry& registry);       // reduce.cpp: ReduceSum, ReduceMean, ...
+void register_softmax_ops(OpRegistry& registry);      // softmax.cpp: Softmax, LogSoftmax
+
+namespace {
+
+OpRegistry build_registry() {
+  OpRegistry registry;
+  register_unary_ops(registry);
+  register_activation_ops(registry);
+  register_binary_ops(registry);
+  register_variadic_ops(registry);
+  register_select_ops(registry);
+  register_cast_ops(registry);
+  register_identity_ops(registry);
+  register_reshape_ops(registry);
+  register_transpose_ops(registry);
+  register_concat_split_ops(registry);
+  register_slice_ops(registry);
+  register_gather_ops(registry);
+  register_expand_tile_ops(registry);
+  register_shape_ops(registry);
+  register_pad_ops(registry);
+  register_trilu_ops(registry);
+  register_conv_ops(registry);
+  register_pool_ops(registry);
+  register_normalization_ops(registry);
+  register_resize_ops(registry);
+  register_matmul_ops(registry);
+  register_einsum_ops(registry);
+  register_reduce_ops(registry);
+  register_softmax_ops(registry);
+  return registry;
+}
+
+}  // namespace
+
+const OpRegistry& op_registry() {
+  static const OpRegistry registry = build_registry();
+  return registry;
+}
+
+}  // namespace minic

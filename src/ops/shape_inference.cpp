@@ -1,0 +1,131 @@
+// Shape and type inference, node by node in topological order. Course module 2.
+//
+// Invariant established: every value has a type, and every node's schema accepts it.
+// Algorithm:
+//   1. for each node in order: find its schema, check opset and input/output counts;
+//   2. call the shape rule with a lookup of known values, freezing a graph input into a
+//      constant when a rule needs its value and the caller supplies it;
+//   3. set output types (checking each shape is sane);
+//   4. if all inputs are known and the outputs are small, run the kernel and remember
+//      the outputs as known values.
+#include "minic/ops/shape_inference.h"
+
+#include <unordered_map>
+
+namespace minic {
+
+namespace {
+
+void check_counts(const Node& node, const OpSchema& schema, int opset) {
+  NodeContext ctx(node, opset);
+  if (opset < schema.min_opset || opset > schema.max_opset) {
+    ctx.fail("opset {} is outside the versions minic supports for {} ({} to {})", opset, node.op,
+          schema.min_opset, schema.max_opset);
+  }
+  int inputs = static_cast<int>(node.inputs.size());
+  // Trailing omitted inputs do not count.
+  while (inputs > 0 && !node.inputs[inputs - 1]) --inputs;
+  if (inputs < schema.min_inputs || inputs > schema.max_inputs) {
+    ctx.fail("has {} inputs; {} takes {} to {}", inputs, node.op, schema.min_inputs,
+          schema.max_inputs);
+  }
+  int outputs = static_cast<int>(node.outputs.size());
+  if (outputs < schema.min_outputs || outputs > schema.max_outputs) {
+    ctx.fail("has {} outputs; {} gives {} to {}", outputs, node.op, schema.min_outputs,
+          schema.max_outputs);
+  }
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] && !node.inputs[i]->has_type) {
+      ctx.fail("input {} (%{}) is used before it is defined", i, node.inputs[i]->name);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> evaluate_node(const Node& node, int opset,
+                                  std::span<const Tensor* const> inputs) {
+  const OpSchema* schema = op_registry().find(node.op);
+  if (!schema) fail("{}: minic does not support the op {}", node.describe(), node.op);
+  KernelContext ctx(node, opset, inputs);
+  std::vector<Tensor> outputs = schema->kernel(ctx);
+  if (outputs.size() != node.outputs.size()) {
+    fail("{}: internal error (a bug in minic): the kernel gave {} outputs, the node has {}",
+         node.describe(), outputs.size(), node.outputs.size());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].type() != node.outputs[i]->type) {
+      fail("{}: internal error (a bug in minic): output {} is {} but its shape rule said {}",
+           node.describe(), i, type_string(outputs[i].type()),
+           type_string(node.outputs[i]->type));
+    }
+  }
+  return outputs;
+}
+
+void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
+  std::unordered_map<const Value*, Tensor> known;
+
+  auto lookup = [&](const Value* value) -> const Tensor* {
+    if (value->constant) return value->constant.get();
+    auto it = known.find(value);
+    if (it != known.end()) return &it->second;
+    if (options.input_value && graph.is_graph_input(value)) {
+      if (std::optional<Tensor> data = options.input_value(*value)) {
+        Value* input = graph.find_value(value->name);
+        graph.freeze_input(input, std::move(*data));
+        return input->constant.get();
+      }
+    }
+    return nullptr;
+  };
+
+  for (Node* node : graph.nodes()) {
+    const OpSchema* schema = op_registry().find(node->op);
+    if (!schema) fail("{}: minic does not support the op {}", node->describe(), node->op);
+    check_counts(*node, *schema, graph.opset);
+
+    ShapeContext ctx(*node, graph.opset, lookup);
+    std::vector<TensorType> types = schema->shape_rule(ctx);
+    MINIC_CHECK(types.size() == node->outputs.size());
+    for (size_t i = 0; i < types.size(); ++i) {
+      check_shape(types[i].shape, types[i].dtype,
+                  fmt::format("{}: output {} (%{})", node->describe(), i, node->outputs[i]->name));
+      node->outputs[i]->type = types[i];
+      node->outputs[i]->has_type = true;
+    }
+
+    // Values the rule set itself (Shape, Size) are known whatever the inputs.
+    auto& rule_values = ctx.output_values();
+    for (size_t i = 0; i < rule_values.size(); ++i) {
+      if (rule_values[i]) known.insert_or_assign(node->outputs[i], std::move(*rule_values[i]));
+    }
+
+    // Propagate small known values through the reference kernel.
+    bool all_known = true;
+    std::vector<const Tensor*> inputs;
+    for (const Value* input : node->inputs) {
+      const Tensor* value = nullptr;
+      if (input) {
+        if (input->constant) {
+          value = input->constant.get();
+        } else if (auto it = known.find(input); it != known.end()) {
+          value = &it->second;
+        } else {
+          all_known = false;
+        }
+      }
+      inputs.push_back(value);
+    }
+    int64_t elements = 0;
+    for (const TensorType& type : types) elements += type.num_elements();
+    if (all_known && elements <= options.max_known_elements && rule_values.empty()) {
+      std::vector<Tensor> outputs = evaluate_node(*node, graph.opset, inputs);
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        known.insert_or_assign(node->outputs[i], std::move(outputs[i]));
+      }
+    }
+  }
+}
+
+}  // namespace minic

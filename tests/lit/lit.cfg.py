@@ -1,0 +1,20 @@
+# lit configuration for minic's golden text tests.
+#
+# Each test is a text file (.mgraph, .test) whose `RUN:` lines call minic and pipe its
+# output through FileCheck, e.g.
+#   // RUN: minic opt %s --passes=dce | FileCheck %s
+import os
+import lit.formats
+
+config.name = "minic"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mgraph", ".test", ".mloop"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.minic_bin_dir, "tests", "lit-out")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
+
+config.substitutions.append(("%minic", os.path.join(config.minic_bin_dir, "minic")))
+config.substitutions.append(("%shared", os.path.join(config.minic_source_dir, "..", "shared")))
+config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "Inputs")))
+config.environment["PATH"] = os.pathsep.join(
+    [config.minic_bin_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])

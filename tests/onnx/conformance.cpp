@@ -1,0 +1,2 @@
+// Placeholder: the conformance runner is being written.
+int main() { return 0; }
