@@ -1,8 +1,209 @@
-// Placeholder: the ops of this family are being written.
-#include "minic/ops/op.h"
+// Activation functions with parameters: LeakyRelu, HardSigmoid, HardSwish, Elu, Selu, Celu,
+// ThresholdedRelu, Gelu, Mish, PRelu and Clip. Course module 2.
+//
+// Each is an elementwise formula of x and the op's attributes (alpha, beta, ...), evaluated
+// in double like the ops of unary.cpp. Two take a second tensor: PRelu's slope, which
+// broadcasts to x's shape (so the output has x's shape), and Clip's optional bounds.
+#include "broadcast.h"
+#include "elementwise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
 
 namespace minic {
 
-void register_activation_ops(OpRegistry& registry) {}
+namespace {
+
+std::vector<TensorType> float_shape(const ShapeContext& ctx) {
+  require_float_input(ctx, 0);
+  if (ctx.node().op == "Gelu") {
+    std::string approximate = ctx.get_string("approximate", "none");
+    if (approximate != "none" && approximate != "tanh") {
+      ctx.fail("approximate is '{}'; Gelu takes 'none' or 'tanh'", approximate);
+    }
+  }
+  return {ctx.input_type(0)};
+}
+
+// The formula of each float activation, given the node (for its attributes).
+using Formula = std::function<double(double)>;
+
+Formula leaky_relu(const KernelContext& ctx) {
+  double alpha = ctx.get_float("alpha", 0.01f);
+  return [alpha](double x) { return x < 0 ? alpha * x : x; };
+}
+
+Formula hard_sigmoid(const KernelContext& ctx) {
+  double alpha = ctx.get_float("alpha", 0.2f);
+  double beta = ctx.get_float("beta", 0.5f);
+  return [alpha, beta](double x) { return std::clamp(alpha * x + beta, 0.0, 1.0); };
+}
+
+Formula hard_swish(const KernelContext&) {
+  return [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); };
+}
+
+Formula elu(const KernelContext& ctx) {
+  double alpha = ctx.get_float("alpha", 1.0f);
+  return [alpha](double x) { return x < 0 ? alpha * (std::exp(x) - 1) : x; };
+}
+
+Formula selu(const KernelContext& ctx) {
+  double alpha = ctx.get_float("alpha", 1.67326319217681884765625f);
+  double gamma = ctx.get_float("gamma", 1.05070102214813232421875f);
+  return [alpha, gamma](double x) {
+    return x <= 0 ? gamma * alpha * (std::exp(x) - 1) : gamma * x;
+  };
+}
+
+Formula celu(const KernelContext& ctx) {
+  double alpha = ctx.get_float("alpha", 1.0f);
+  return [alpha](double x) {
+    return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1));
+  };
+}
+
+Formula thresholded_relu(const KernelContext& ctx) {
+  double alpha = ctx.get_float("alpha", 1.0f);
+  return [alpha](double x) { return x > alpha ? x : 0; };
+}
+
+Formula gelu(const KernelContext& ctx) {
+  if (ctx.get_string("approximate", "none") == "tanh") {
+    return [](double x) {
+      double inner = std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x);
+      return 0.5 * x * (1 + std::tanh(inner));
+    };
+  }
+  return [](double x) { return 0.5 * x * (1 + std::erf(x / std::numbers::sqrt2)); };
+}
+
+Formula mish(const KernelContext&) {
+  return [](double x) {
+    double softplus = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    return x * std::tanh(softplus);
+  };
+}
+
+struct FloatActivation {
+  const char* name;
+  int since;  // the opset that introduced the op in this form
+  Formula (*formula)(const KernelContext&);
+};
+
+const FloatActivation kFloatActivations[] = {
+    {"LeakyRelu", 1, leaky_relu},
+    {"HardSigmoid", 1, hard_sigmoid},
+    {"HardSwish", 14, hard_swish},
+    {"Elu", 1, elu},
+    {"Selu", 1, selu},
+    {"Celu", 12, celu},
+    {"ThresholdedRelu", 10, thresholded_relu},
+    {"Gelu", 20, gelu},
+    {"Mish", 18, mish},
+};
+
+// --- PRelu: x < 0 ? slope * x : x, with slope broadcast to x's shape -------------------------
+
+std::vector<TensorType> prelu_shape(const ShapeContext& ctx) {
+  require_numeric_input(ctx, 0);
+  require_same_dtype(ctx, 0, 1);
+  const TensorType& x = ctx.input_type(0);
+  if (broadcast_shapes(ctx, {x.shape, ctx.input_type(1).shape}) != x.shape) {
+    ctx.fail("slope of shape {} does not broadcast to the shape {} of x",
+             shape_string(ctx.input_type(1).shape), shape_string(x.shape));
+  }
+  return {x};
+}
+
+std::vector<Tensor> prelu_kernel(const KernelContext& ctx) {
+  Tensor out = ctx.make_output(0);
+  visit_numeric(out.dtype(), [&]<typename T>() {
+    using C = compute_t<T>;
+    broadcast_binary<T, T, T>(ctx.input(0), ctx.input(1), out, [](T x, T slope) {
+      return is_negative(C(x)) ? T(wrapping_mul(C(slope), C(x))) : x;
+    });
+  });
+  return {out};
+}
+
+// --- Clip: min(max(x, low), high); a missing bound is no bound --------------------------------
+//
+// Opsets 6 to 10 give the bounds as float attributes; from opset 11 they are optional scalar
+// inputs of x's type, and x may be any numeric type. When low > high every element becomes
+// high, as numpy.clip gives. NaN stays NaN.
+
+std::vector<TensorType> clip_shape(const ShapeContext& ctx) {
+  if (ctx.opset() < 11) {
+    require_float_input(ctx, 0);
+    if (ctx.num_inputs() > 1) ctx.fail("takes its bounds as attributes before opset 11");
+    return {ctx.input_type(0)};
+  }
+  require_numeric_input(ctx, 0);
+  for (size_t bound : {1, 2}) {
+    if (!ctx.has_input(bound)) continue;
+    require_same_dtype(ctx, 0, bound);
+    if (ctx.input_type(bound).num_elements() != 1) {
+      ctx.fail("input {} (a bound) has shape {}; Clip's bounds are scalars", bound,
+               shape_string(ctx.input_type(bound).shape));
+    }
+  }
+  return {ctx.input_type(0)};
+}
+
+std::vector<Tensor> clip_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor out = ctx.make_output(0);
+  visit_numeric(x.dtype(), [&]<typename T>() {
+    using C = compute_t<T>;
+    C low = std::numeric_limits<C>::lowest();
+    C high = std::numeric_limits<C>::max();
+    if (ctx.opset() < 11) {
+      low = static_cast<C>(ctx.get_float("min", std::numeric_limits<float>::lowest()));
+      high = static_cast<C>(ctx.get_float("max", std::numeric_limits<float>::max()));
+    } else {
+      if (ctx.has_input(1)) low = C(ctx.input(1).values<T>()[0]);
+      if (ctx.has_input(2)) high = C(ctx.input(2).values<T>()[0]);
+    }
+    auto in = x.values<T>();
+    auto result = out.values<T>();
+    for (size_t i = 0; i < in.size(); ++i) {
+      C value = C(in[i]);
+      if (value < low) value = low;
+      if (value > high) value = high;
+      result[i] = T(value);
+    }
+  });
+  return {out};
+}
+
+}  // namespace
+
+void register_activation_ops(OpRegistry& registry) {
+  for (const FloatActivation& activation : kFloatActivations) {
+    auto formula = activation.formula;
+    registry.add({.name = activation.name,
+                  .min_opset = activation.since,
+                  .fusion = FusionKind::elementwise,
+                  .shape_rule = float_shape,
+                  .kernel = [formula](const KernelContext& ctx) {
+                    return std::vector<Tensor>{map_float(ctx.input(0), formula(ctx))};
+                  }});
+  }
+  registry.add({.name = "PRelu",
+                .min_opset = 7,
+                .min_inputs = 2,
+                .max_inputs = 2,
+                .fusion = FusionKind::broadcast,
+                .shape_rule = prelu_shape,
+                .kernel = prelu_kernel});
+  registry.add({.name = "Clip",
+                .min_opset = 6,
+                .max_inputs = 3,
+                .fusion = FusionKind::elementwise,
+                .shape_rule = clip_shape,
+                .kernel = clip_kernel});
+}
 
 }  // namespace minic

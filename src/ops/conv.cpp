@@ -1,8 +1,422 @@
-// Placeholder: the ops of this family are being written.
-#include "minic/ops/op.h"
+// Conv and ConvTranspose: N-d convolution with groups, strides, dilations and padding.
+//
+// Course module 2 (the op and its shape rule), module 3 (the loop order of the kernels).
+//
+// Conv. X is [N, C, D1..Dk], W is [M, C/group, K1..Kk], the optional bias B is [M]; the
+// channels split into `group` independent groups, output channel m seeing only the input
+// channels of its group g = m / (M/group):
+//
+//   Y[n, m, o] = B[m] + sum over c < C/group, k < K of
+//                X[n, g*C/group + c, o*strides - pads_begin + k*dilations] * W[m, c, k]
+//
+// with X read as 0 outside the input (the padding). window.h gives the output extent.
+//
+// ConvTranspose is the adjoint: each input element scatters a weighted copy of the kernel
+// into the output. W is [C, M/group, K1..Kk] and
+//
+//   Y[n, g*M/group + m, i*strides - pads_begin + k*dilations] += X[n, c, i] * W[c, m, k]
+//
+// for c in group g. Its output extent per spatial axis is
+//   strides*(D-1) + output_padding + (K-1)*dilations + 1 - pads_begin - pads_end,
+// or the `output_shape` attribute, from which the pads then follow.
+//
+// Both kernels are plain loops, ordered so that the innermost loop runs along one row of
+// the last spatial axis: for each (n, output channel, input channel, outer output
+// position, kernel tap) it adds weight * (a row of X) to a row of Y. That loop touches
+// contiguous memory, which the compiler vectorises; the index arithmetic for padding is
+// done once per row (inside_range), not per element.
+#include "broadcast.h"
+#include "float_compute.h"
+#include "window.h"
+
+#include <algorithm>
 
 namespace minic {
 
-void register_conv_ops(OpRegistry& registry) {}
+namespace {
+
+// out[j] += weight * in[j * stride + offset] for j in `range`.
+template <typename C>
+void add_scaled_row(C* out, const C* in, C weight, IndexRange range, int64_t stride,
+                    int64_t offset) {
+  if (stride == 1) {
+    for (int64_t j = range.begin; j < range.end; ++j) out[j] += weight * in[j + offset];
+  } else {
+    for (int64_t j = range.begin; j < range.end; ++j) out[j] += weight * in[j * stride + offset];
+  }
+}
+
+// out[j * stride + offset] += weight * in[j] for j in `range`.
+template <typename C>
+void scatter_scaled_row(C* out, const C* in, C weight, IndexRange range, int64_t stride,
+                        int64_t offset) {
+  for (int64_t j = range.begin; j < range.end; ++j) out[j * stride + offset] += weight * in[j];
+}
+
+// The coordinates along the leading axes (all but the last) of every row of a tensor of
+// `shape`, in row-major order.
+std::vector<Shape> row_coordinates(const Shape& shape) {
+  std::vector<Shape> rows;
+  for_each_index(Shape(shape.begin(), shape.end() - 1), [&](const Shape& index) {
+    rows.push_back(index);
+  });
+  return rows;
+}
+
+// Checks the types of X, W and B common to Conv and ConvTranspose; returns the spatial rank.
+int64_t check_conv_inputs(const NodeContext& ctx, const TensorType& x, const TensorType& w,
+                          const TensorType* bias) {
+  if (x.rank() < 3) {
+    ctx.fail("input X is {}; {} needs N x C x D1 x ... (at least one spatial axis)",
+             type_string(x), ctx.node().op);
+  }
+  if (w.rank() != x.rank()) {
+    ctx.fail("weight W is {} but X is {}: W needs the same rank as X", type_string(w),
+             type_string(x));
+  }
+  if (w.dtype != x.dtype) {
+    ctx.fail("weight W is {} but X is {}", dtype_name(w.dtype), dtype_name(x.dtype));
+  }
+  if (bias && (bias->rank() != 1 || bias->dtype != x.dtype)) {
+    ctx.fail("bias B is {}; it should be a vector of {}", type_string(*bias), dtype_name(x.dtype));
+  }
+  return x.rank() - 2;
+}
+
+// The kernel extent: W's spatial dimensions, which `kernel_shape`, if given, must match.
+Shape read_kernel_shape(const NodeContext& ctx, const TensorType& w) {
+  Shape kernel(w.shape.begin() + 2, w.shape.end());
+  if (ctx.has_attr("kernel_shape") && ctx.get_ints("kernel_shape") != kernel) {
+    ctx.fail("attribute kernel_shape {} does not match the weight W {}",
+             shape_string(ctx.get_ints("kernel_shape")), type_string(w));
+  }
+  return kernel;
+}
+
+// --- Conv ---------------------------------------------------------------------------------------
+
+struct ConvAttributes {
+  int64_t group = 1;
+  WindowGeometry window;
+
+  static ConvAttributes read(const NodeContext& ctx, const TensorType& x, const TensorType& w,
+                             const TensorType* bias) {
+    int64_t rank = check_conv_inputs(ctx, x, w, bias);
+    ConvAttributes a;
+    a.group = ctx.get_int("group", 1);
+    if (a.group < 1) ctx.fail("attribute group is {}; it must be positive", a.group);
+    const int64_t in_channels = x.shape[1];
+    const int64_t out_channels = w.shape[0];
+    if (in_channels % a.group != 0 || out_channels % a.group != 0) {
+      ctx.fail("group {} does not divide the input channels ({}) and output channels ({})",
+               a.group, in_channels, out_channels);
+    }
+    if (w.shape[1] * a.group != in_channels) {
+      ctx.fail("weight W {} expects {} input channels per group, {} in all, but X {} has {}",
+               type_string(w), w.shape[1], w.shape[1] * a.group, type_string(x), in_channels);
+    }
+    if (bias && bias->shape[0] != out_channels) {
+      ctx.fail("bias B {} should have one entry per output channel ({})", type_string(*bias),
+               out_channels);
+    }
+    Shape spatial(x.shape.begin() + 2, x.shape.end());
+    a.window = read_window(ctx, spatial, read_kernel_shape(ctx, w), /*ceil_mode=*/false);
+    MINIC_CHECK(a.window.rank() == rank);
+    return a;
+  }
+};
+
+// Direct convolution in the compute type C. x: [N, C, in...], w: [M, C/group, kernel...],
+// bias: [M] or null, y: [N, M, out...].
+template <typename C>
+void conv_forward(const ConvAttributes& a, const Shape& x_shape, const C* x, const C* w,
+                  const C* bias, const Shape& y_shape, C* y) {
+  const WindowGeometry& g = a.window;
+  const int64_t last = g.rank() - 1;
+  const int64_t batch = x_shape[0];
+  const int64_t in_channels = x_shape[1];
+  const int64_t out_channels = y_shape[1];
+  const int64_t group_in = in_channels / a.group;
+  const int64_t group_out = out_channels / a.group;
+  const int64_t in_size = num_elements(g.input);
+  const int64_t out_size = num_elements(g.output);
+  const int64_t kernel_size = num_elements(g.kernel);
+  const Shape in_strides = row_major_strides(g.input);
+  const std::vector<Shape> out_rows = row_coordinates(g.output);
+  const std::vector<Shape> kernel_rows = row_coordinates(g.kernel);
+  const int64_t out_row = g.output[last];
+  const int64_t kernel_row = g.kernel[last];
+  // Along the last axis, tap kw of output j reads input j * stride + offsets[kw]; ranges[kw]
+  // are the j for which that lies inside the input.
+  std::vector<int64_t> offsets(kernel_row);
+  std::vector<IndexRange> ranges(kernel_row);
+  for (int64_t kw = 0; kw < kernel_row; ++kw) {
+    offsets[kw] = kw * g.dilations[last] - g.pads_begin[last];
+    ranges[kw] = inside_range(out_row, g.strides[last], offsets[kw], g.input[last]);
+  }
+
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t m = 0; m < out_channels; ++m) {
+      const int64_t group = m / group_out;
+      C* out = y + (n * out_channels + m) * out_size;
+      std::fill(out, out + out_size, bias ? bias[m] : C(0));
+      for (int64_t c = 0; c < group_in; ++c) {
+        const C* in = x + (n * in_channels + group * group_in + c) * in_size;
+        const C* kernel = w + (m * group_in + c) * kernel_size;
+        for (size_t row = 0; row < out_rows.size(); ++row) {
+          const Shape& o = out_rows[row];
+          C* out_line = out + row * out_row;
+          for (size_t tap_row = 0; tap_row < kernel_rows.size(); ++tap_row) {
+            const Shape& k = kernel_rows[tap_row];
+            // The input row this kernel row reads, unless it lies in the padding.
+            int64_t in_offset = 0;
+            bool inside = true;
+            for (int64_t i = 0; i < last && inside; ++i) {
+              int64_t p = o[i] * g.strides[i] - g.pads_begin[i] + k[i] * g.dilations[i];
+              inside = p >= 0 && p < g.input[i];
+              in_offset += p * in_strides[i];
+            }
+            if (!inside) continue;
+            const C* taps = kernel + tap_row * kernel_row;
+            for (int64_t kw = 0; kw < kernel_row; ++kw) {
+              add_scaled_row(out_line, in + in_offset, taps[kw], ranges[kw], g.strides[last],
+                             offsets[kw]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+std::vector<TensorType> conv_shape(const ShapeContext& ctx) {
+  const TensorType& x = ctx.input_type(0);
+  const TensorType& w = ctx.input_type(1);
+  const TensorType* bias = ctx.has_input(2) ? &ctx.input_type(2) : nullptr;
+  ConvAttributes a = ConvAttributes::read(ctx, x, w, bias);
+  Shape shape = {x.shape[0], w.shape[0]};
+  shape.insert(shape.end(), a.window.output.begin(), a.window.output.end());
+  visit_float_dtype(ctx, x.dtype, "input X", []<typename T>() {});
+  return {{x.dtype, shape}};
+}
+
+std::vector<Tensor> conv_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  Tensor y = ctx.make_output(0);
+  visit_float_dtype(ctx, x.dtype(), "input X", [&]<typename T>() {
+    using C = compute_t<T>;
+    std::vector<C> xs = to_compute<T>(x);
+    std::vector<C> ws = to_compute<T>(w);
+    std::vector<C> bs = bias ? to_compute<T>(*bias) : std::vector<C>();
+    std::vector<C> ys(y.num_elements());
+    conv_forward<C>(a, x.shape(), xs.data(), ws.data(), bias ? bs.data() : nullptr, y.shape(),
+                    ys.data());
+    store_computed<T>(ys, y);
+  });
+  return {std::move(y)};
+}
+
+// --- ConvTranspose ------------------------------------------------------------------------------
+
+struct ConvTransposeAttributes {
+  int64_t group = 1;
+  int64_t out_channels = 0;
+  // `window.input` is X's spatial extent and `window.output` Y's: the roles of Conv's
+  // window, with the data flowing the other way.
+  WindowGeometry window;
+
+  static ConvTransposeAttributes read(const NodeContext& ctx, const TensorType& x,
+                                      const TensorType& w, const TensorType* bias) {
+    const int64_t rank = check_conv_inputs(ctx, x, w, bias);
+    ConvTransposeAttributes a;
+    a.group = ctx.get_int("group", 1);
+    if (a.group < 1) ctx.fail("attribute group is {}; it must be positive", a.group);
+    const int64_t in_channels = x.shape[1];
+    if (w.shape[0] != in_channels || in_channels % a.group != 0) {
+      ctx.fail("weight W {} needs one row per input channel of X {}, split into {} groups",
+               type_string(w), type_string(x), a.group);
+    }
+    a.out_channels = w.shape[1] * a.group;
+    if (bias && bias->shape[0] != a.out_channels) {
+      ctx.fail("bias B {} should have one entry per output channel ({})", type_string(*bias),
+               a.out_channels);
+    }
+
+    WindowGeometry& g = a.window;
+    g.input.assign(x.shape.begin() + 2, x.shape.end());
+    g.kernel = read_kernel_shape(ctx, w);
+    g.strides = read_spatial_ints(ctx, "strides", rank, 1, 1);
+    g.dilations = read_spatial_ints(ctx, "dilations", rank, 1, 1);
+    Shape output_padding = read_spatial_ints(ctx, "output_padding", rank, 0, 0);
+    // The extent the output would have with no padding at all.
+    Shape full(rank);
+    for (int64_t i = 0; i < rank; ++i) {
+      full[i] = g.strides[i] * (g.input[i] - 1) + output_padding[i] + g.dilated_kernel(i);
+    }
+
+    const std::string auto_pad = ctx.get_string("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+        auto_pad != "VALID") {
+      ctx.fail("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad);
+    }
+    g.output.assign(rank, 0);
+    g.pads_begin.assign(rank, 0);
+    g.pads_end.assign(rank, 0);
+    if (ctx.has_attr("output_shape") || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      // The output extent is given (or is input * strides for SAME); the pads that produce
+      // it are split in half, the odd one at the beginning unless SAME_UPPER.
+      if (ctx.has_attr("output_shape")) {
+        Shape given = ctx.get_ints("output_shape");
+        // Some exporters include the N and C dimensions.
+        if (static_cast<int64_t>(given.size()) == rank + 2) {
+          given.erase(given.begin(), given.begin() + 2);
+        }
+        if (static_cast<int64_t>(given.size()) != rank) {
+          ctx.fail("attribute output_shape {} does not have one entry per spatial axis ({})",
+                   shape_string(given), rank);
+        }
+        g.output = given;
+      } else {
+        for (int64_t i = 0; i < rank; ++i) g.output[i] = g.input[i] * g.strides[i];
+      }
+      for (int64_t i = 0; i < rank; ++i) {
+        if (g.output[i] < 1) ctx.fail("output_shape {} is not positive", shape_string(g.output));
+        // total is negative when the output is larger than the unpadded one.
+        int64_t total = full[i] - g.output[i];
+        int64_t half = floor_div(total, 2);
+        g.pads_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+        g.pads_end[i] = total - g.pads_begin[i];
+      }
+      return a;
+    }
+    if (auto_pad == "NOTSET") {
+      Shape pads = read_spatial_ints(ctx, "pads", 2 * rank, 0, 0);
+      g.pads_begin.assign(pads.begin(), pads.begin() + rank);
+      g.pads_end.assign(pads.begin() + rank, pads.end());
+    }
+    for (int64_t i = 0; i < rank; ++i) {
+      g.output[i] = full[i] - g.pads_begin[i] - g.pads_end[i];
+      if (g.output[i] < 1) {
+        ctx.fail("the pads leave no output on spatial axis {} (extent {} before padding)", i,
+                 full[i]);
+      }
+    }
+    return a;
+  }
+};
+
+// Transposed convolution in the compute type C. x: [N, C, in...], w: [C, M/group,
+// kernel...], bias: [M] or null, y: [N, M, out...].
+template <typename C>
+void conv_transpose_forward(const ConvTransposeAttributes& a, const Shape& x_shape, const C* x,
+                            const C* w, const C* bias, C* y) {
+  const WindowGeometry& g = a.window;
+  const int64_t last = g.rank() - 1;
+  const int64_t batch = x_shape[0];
+  const int64_t in_channels = x_shape[1];
+  const int64_t group_in = in_channels / a.group;
+  const int64_t group_out = a.out_channels / a.group;
+  const int64_t in_size = num_elements(g.input);
+  const int64_t out_size = num_elements(g.output);
+  const int64_t kernel_size = num_elements(g.kernel);
+  const Shape out_strides = row_major_strides(g.output);
+  const std::vector<Shape> in_rows = row_coordinates(g.input);
+  const std::vector<Shape> kernel_rows = row_coordinates(g.kernel);
+  const int64_t in_row = g.input[last];
+  const int64_t kernel_row = g.kernel[last];
+  // Along the last axis, tap kw of input j writes output j * stride + offsets[kw]; ranges[kw]
+  // are the j for which that lies inside the output.
+  std::vector<int64_t> offsets(kernel_row);
+  std::vector<IndexRange> ranges(kernel_row);
+  for (int64_t kw = 0; kw < kernel_row; ++kw) {
+    offsets[kw] = kw * g.dilations[last] - g.pads_begin[last];
+    ranges[kw] = inside_range(in_row, g.strides[last], offsets[kw], g.output[last]);
+  }
+
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t m = 0; m < a.out_channels; ++m) {
+      const int64_t group = m / group_out;
+      C* out = y + (n * a.out_channels + m) * out_size;
+      std::fill(out, out + out_size, bias ? bias[m] : C(0));
+      for (int64_t c = group * group_in; c < (group + 1) * group_in; ++c) {
+        const C* in = x + (n * in_channels + c) * in_size;
+        const C* kernel = w + (c * group_out + m % group_out) * kernel_size;
+        for (size_t row = 0; row < in_rows.size(); ++row) {
+          const Shape& i_outer = in_rows[row];
+          const C* in_line = in + row * in_row;
+          for (size_t tap_row = 0; tap_row < kernel_rows.size(); ++tap_row) {
+            const Shape& k = kernel_rows[tap_row];
+            // The output row this kernel row writes, unless it falls outside the output.
+            int64_t out_offset = 0;
+            bool inside = true;
+            for (int64_t i = 0; i < last && inside; ++i) {
+              int64_t p = i_outer[i] * g.strides[i] - g.pads_begin[i] + k[i] * g.dilations[i];
+              inside = p >= 0 && p < g.output[i];
+              out_offset += p * out_strides[i];
+            }
+            if (!inside) continue;
+            const C* taps = kernel + tap_row * kernel_row;
+            for (int64_t kw = 0; kw < kernel_row; ++kw) {
+              scatter_scaled_row(out + out_offset, in_line, taps[kw], ranges[kw],
+                                 g.strides[last], offsets[kw]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+std::vector<TensorType> conv_transpose_shape(const ShapeContext& ctx) {
+  const TensorType& x = ctx.input_type(0);
+  const TensorType* bias = ctx.has_input(2) ? &ctx.input_type(2) : nullptr;
+  ConvTransposeAttributes a = ConvTransposeAttributes::read(ctx, x, ctx.input_type(1), bias);
+  Shape shape = {x.shape[0], a.out_channels};
+  shape.insert(shape.end(), a.window.output.begin(), a.window.output.end());
+  visit_float_dtype(ctx, x.dtype, "input X", []<typename T>() {});
+  return {{x.dtype, shape}};
+}
+
+std::vector<Tensor> conv_transpose_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  ConvTransposeAttributes a =
+      ConvTransposeAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  Tensor y = ctx.make_output(0);
+  visit_float_dtype(ctx, x.dtype(), "input X", [&]<typename T>() {
+    using C = compute_t<T>;
+    std::vector<C> xs = to_compute<T>(x);
+    std::vector<C> ws = to_compute<T>(w);
+    std::vector<C> bs = bias ? to_compute<T>(*bias) : std::vector<C>();
+    std::vector<C> ys(y.num_elements());
+    conv_transpose_forward<C>(a, x.shape(), xs.data(), ws.data(), bias ? bs.data() : nullptr,
+                              ys.data());
+    store_computed<T>(ys, y);
+  });
+  return {std::move(y)};
+}
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& registry) {
+  registry.add({.name = "Conv",
+                .min_opset = 1,
+                .min_inputs = 2,
+                .max_inputs = 3,
+                .fusion = FusionKind::out_fusable,
+                .shape_rule = conv_shape,
+                .kernel = conv_kernel});
+  registry.add({.name = "ConvTranspose",
+                .min_opset = 1,
+                .min_inputs = 2,
+                .max_inputs = 3,
+                .fusion = FusionKind::out_fusable,
+                .shape_rule = conv_transpose_shape,
+                .kernel = conv_transpose_kernel});
+}
 
 }  // namespace minic

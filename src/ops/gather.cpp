@@ -1,8 +1,132 @@
-// Placeholder: the ops of this family are being written.
+// Gather and GatherElements: read elements at positions given by an index tensor.
+// Course module 2.
+//
+// Gather(axis) picks whole slices of `data` along `axis`:
+//   out[a..., j..., b...] = data[a..., indices[j...], b...]
+// so the output shape is data's with dimension `axis` replaced by the indices' shape.
+// GatherElements(axis) picks single elements; its output has the indices' shape:
+//   out[i] = data[i with coordinate `axis` replaced by indices[i]]
+// Indices may be negative (counting from the end); an index outside [-n, n) is an error
+// naming the node, never an out-of-bounds read. The kernels copy bytes, so they serve
+// every element type.
+//
+// Fusion kind: opaque. Where an output element comes from depends on the *values* of the
+// indices, not only on its position, so a fused loop nest could not compute the read
+// address from its loop variables alone.
 #include "minic/ops/op.h"
+#include "movement.h"
+
+#include <cstring>
 
 namespace minic {
 
-void register_gather_ops(OpRegistry& registry) {}
+namespace {
+
+void check_indices_type(const ShapeContext& ctx, const TensorType& indices) {
+  if (indices.dtype != DType::i32 && indices.dtype != DType::i64) {
+    ctx.fail("indices must be i32 or i64, not {}", type_string(indices));
+  }
+}
+
+// Index `position` of `indices`, made non-negative and checked against a dimension `n`.
+int64_t checked_index(const KernelContext& ctx, const Tensor& indices, int64_t position,
+                      int64_t axis, int64_t n) {
+  const int64_t index = indices.as_int64(position);
+  if (index < -n || index >= n) {
+    ctx.fail("index {} is out of range for axis {} of size {}", index, axis, n);
+  }
+  return index < 0 ? index + n : index;
+}
+
+// --- Gather -----------------------------------------------------------------------------------
+
+std::vector<TensorType> gather_shape(const ShapeContext& ctx) {
+  const TensorType& data = ctx.input_type(0);
+  const TensorType& indices = ctx.input_type(1);
+  check_indices_type(ctx, indices);
+  if (data.rank() == 0) ctx.fail("cannot gather from a scalar");
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), data.rank());
+  Shape shape(data.shape.begin(), data.shape.begin() + axis);
+  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+  shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+  return {{data.dtype, shape}};
+}
+
+std::vector<Tensor> gather_kernel(const KernelContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), data.rank());
+  const int64_t n = data.shape()[axis];
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= data.shape()[d];
+  int64_t block = dtype_size(data.dtype());  // bytes of one slice data[a..., k, :]
+  for (int64_t d = axis + 1; d < data.rank(); ++d) block *= data.shape()[d];
+
+  Tensor output = ctx.make_output(0);
+  if (output.num_elements() == 0) return {output};
+  std::byte* out = output.bytes().data();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < indices.num_elements(); ++j) {
+      const int64_t k = checked_index(ctx, indices, j, axis, n);
+      std::memcpy(out, data.bytes().data() + (o * n + k) * block, static_cast<size_t>(block));
+      out += block;
+    }
+  }
+  return {output};
+}
+
+// --- GatherElements ---------------------------------------------------------------------------
+
+std::vector<TensorType> gather_elements_shape(const ShapeContext& ctx) {
+  const TensorType& data = ctx.input_type(0);
+  const TensorType& indices = ctx.input_type(1);
+  check_indices_type(ctx, indices);
+  if (data.rank() == 0) ctx.fail("cannot gather from a scalar");
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), data.rank());
+  bool fits = indices.rank() == data.rank();
+  for (int64_t d = 0; fits && d < data.rank(); ++d) {
+    fits = d == axis || indices.shape[d] <= data.shape[d];
+  }
+  if (!fits) {
+    ctx.fail("indices {} do not fit data {} along axes other than {}", type_string(indices),
+             type_string(data), axis);
+  }
+  return {{data.dtype, indices.shape}};
+}
+
+std::vector<Tensor> gather_elements_kernel(const KernelContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), data.rank());
+  const Shape strides = row_major_strides(data.shape());
+  Tensor output = ctx.make_output(0);
+  int64_t flat = 0;
+  for_each_index(indices.shape(), [&](const Shape& index) {
+    Shape source = index;
+    source[axis] = checked_index(ctx, indices, flat, axis, data.shape()[axis]);
+    copy_element(data, offset_of(source, strides), output, flat);
+    ++flat;
+  });
+  return {output};
+}
+
+}  // namespace
+
+void register_gather_ops(OpRegistry& registry) {
+  registry.add({.name = "Gather",
+                .min_opset = 1,
+                .min_inputs = 2,
+                .max_inputs = 2,
+                .fusion = FusionKind::opaque,
+                .shape_rule = gather_shape,
+                .kernel = gather_kernel});
+  registry.add({.name = "GatherElements",
+                .min_opset = 11,
+                .min_inputs = 2,
+                .max_inputs = 2,
+                .fusion = FusionKind::opaque,
+                .shape_rule = gather_elements_shape,
+                .kernel = gather_elements_kernel});
+}
 
 }  // namespace minic

@@ -1,8 +1,259 @@
-// Placeholder: the ops of this family are being written.
-#include "minic/ops/op.h"
+// Per-channel normalisations: BatchNormalization (inference), InstanceNormalization, LRN.
+//
+// Course module 2. All three read X as [N, C, D1..Dk] and treat channel c of sample n as
+// one "plane" of S = D1*..*Dk contiguous elements:
+//
+//   BatchNormalization     y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + B[c]
+//                          with mean and var the running statistics given as inputs
+//                          (inference: minic does not compute training statistics)
+//   InstanceNormalization  the same with mean and var computed over each plane
+//   LRN                    y = x / (bias + alpha/size * sum of x^2 over nearby channels)^beta
+//                          where channel c's neighbours are [c - floor((size-1)/2),
+//                          c + ceil((size-1)/2)], clipped to the channels that exist
+//
+// The kernels compute in double and round once to the element type.
+// LayerNormalization, which normalises over trailing axes instead, is in layer_norm.cpp.
+#include "float_compute.h"
+
+#include <cmath>
 
 namespace minic {
 
-void register_normalization_ops(OpRegistry& registry) {}
+namespace {
+
+// Checks X is [N, C, ...] of a float type; returns C.
+int64_t check_channel_input(const NodeContext& ctx, const TensorType& x) {
+  visit_float_dtype(ctx, x.dtype, "input X", []<typename T>() {});
+  if (x.rank() < 2) {
+    ctx.fail("input X is {}; {} needs N x C x ... (at least 2 dimensions)", type_string(x),
+             ctx.node().op);
+  }
+  return x.shape[1];
+}
+
+// Checks input `index` (named `name`) is a vector with one entry per channel.
+void check_per_channel(const NodeContext& ctx, const TensorType& type, const char* name,
+                       int64_t channels) {
+  if (type.shape != Shape{channels}) {
+    ctx.fail("input {} is {}; it should have one entry per channel ([{}])", name,
+             type_string(type), channels);
+  }
+  if (!is_float(type.dtype)) {
+    ctx.fail("input {} has element type {}; it should be floating-point", name,
+             dtype_name(type.dtype));
+  }
+}
+
+// Applies y = x * multiplier[c] + shift[c] plane by plane.
+template <typename T>
+void scale_and_shift(const Tensor& x, const std::vector<double>& multiplier,
+                     const std::vector<double>& shift, Tensor& y) {
+  const int64_t channels = x.shape()[1];
+  const int64_t plane = x.num_elements() / std::max<int64_t>(1, x.shape()[0] * channels);
+  auto in = x.values<T>();
+  auto out = y.values<T>();
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    int64_t c = (i / plane) % channels;
+    out[i] = static_cast<T>(to_double(in[i]) * multiplier[c] + shift[c]);
+  }
+}
+
+// --- BatchNormalization ------------------------------------------------------------------------
+
+struct BatchNormAttributes {
+  double epsilon = 1e-5;
+
+  static BatchNormAttributes read(const NodeContext& ctx) {
+    // Training computes the batch statistics and updates the running ones; minic
+    // compiles models for inference only.
+    const char* inference_only = "; minic supports BatchNormalization for inference only";
+    if (ctx.opset() < 7 && ctx.get_int("is_test", 0) == 0) {
+      ctx.fail("is_test = 0 asks for training mode{} (set is_test = 1)", inference_only);
+    }
+    if (ctx.opset() >= 14 && ctx.get_int("training_mode", 0) != 0) {
+      ctx.fail("training_mode = 1 asks for training mode{}", inference_only);
+    }
+    if (ctx.num_outputs() > 1) {
+      ctx.fail("it has {} outputs; the running mean and variance outputs exist only in "
+               "training mode{}",
+               ctx.num_outputs(), inference_only);
+    }
+    if (ctx.get_int("spatial", 1) != 1) {
+      ctx.fail("spatial = 0 (statistics per channel and position) is not supported; minic "
+               "supports spatial = 1");
+    }
+    BatchNormAttributes a;
+    a.epsilon = ctx.get_float("epsilon", 1e-5f);
+    return a;
+  }
+};
+
+std::vector<TensorType> batch_norm_shape(const ShapeContext& ctx) {
+  BatchNormAttributes::read(ctx);
+  const TensorType& x = ctx.input_type(0);
+  int64_t channels = check_channel_input(ctx, x);
+  const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
+  for (size_t i = 1; i < 5; ++i) check_per_channel(ctx, ctx.input_type(i), names[i], channels);
+  return {x};
+}
+
+std::vector<Tensor> batch_norm_kernel(const KernelContext& ctx) {
+  BatchNormAttributes a = BatchNormAttributes::read(ctx);
+  const Tensor& x = ctx.input(0);
+  std::vector<double> scale = ctx.input(1).to_double_vector();
+  std::vector<double> bias = ctx.input(2).to_double_vector();
+  std::vector<double> mean = ctx.input(3).to_double_vector();
+  std::vector<double> var = ctx.input(4).to_double_vector();
+  // y = x * multiplier + shift with multiplier = scale / sqrt(var + eps).
+  std::vector<double> multiplier(scale.size());
+  std::vector<double> shift(scale.size());
+  for (size_t c = 0; c < scale.size(); ++c) {
+    multiplier[c] = scale[c] / std::sqrt(var[c] + a.epsilon);
+    shift[c] = bias[c] - mean[c] * multiplier[c];
+  }
+  Tensor y = ctx.make_output(0);
+  visit_float_dtype(ctx, x.dtype(), "input X",
+                    [&]<typename T>() { scale_and_shift<T>(x, multiplier, shift, y); });
+  return {std::move(y)};
+}
+
+// --- InstanceNormalization ---------------------------------------------------------------------
+
+std::vector<TensorType> instance_norm_shape(const ShapeContext& ctx) {
+  const TensorType& x = ctx.input_type(0);
+  int64_t channels = check_channel_input(ctx, x);
+  check_per_channel(ctx, ctx.input_type(1), "scale", channels);
+  check_per_channel(ctx, ctx.input_type(2), "B", channels);
+  return {x};
+}
+
+// The mean and the (population) variance of values[0, count).
+template <typename T>
+std::pair<double, double> mean_and_variance(const T* values, int64_t count) {
+  double sum = 0;
+  for (int64_t i = 0; i < count; ++i) sum += to_double(values[i]);
+  double mean = sum / static_cast<double>(count);
+  double squares = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    double d = to_double(values[i]) - mean;
+    squares += d * d;
+  }
+  return {mean, squares / static_cast<double>(count)};
+}
+
+std::vector<Tensor> instance_norm_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const double epsilon = ctx.get_float("epsilon", 1e-5f);
+  std::vector<double> scale = ctx.input(1).to_double_vector();
+  std::vector<double> bias = ctx.input(2).to_double_vector();
+  const int64_t batch = x.shape()[0];
+  const int64_t channels = x.shape()[1];
+  const int64_t plane = batch * channels == 0 ? 0 : x.num_elements() / (batch * channels);
+  Tensor y = ctx.make_output(0);
+  visit_float_dtype(ctx, x.dtype(), "input X", [&]<typename T>() {
+    auto in = x.values<T>();
+    auto out = y.values<T>();
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t c = 0; c < channels; ++c) {
+        const int64_t base = (n * channels + c) * plane;
+        if (plane == 0) continue;
+        auto [mean, variance] = mean_and_variance(in.data() + base, plane);
+        double multiplier = scale[c] / std::sqrt(variance + epsilon);
+        for (int64_t i = base; i < base + plane; ++i) {
+          out[i] = static_cast<T>((to_double(in[i]) - mean) * multiplier + bias[c]);
+        }
+      }
+    }
+  });
+  return {std::move(y)};
+}
+
+// --- LRN ---------------------------------------------------------------------------------------
+
+struct LrnAttributes {
+  double alpha = 1e-4;
+  double beta = 0.75;
+  double bias = 1.0;
+  int64_t size = 0;
+
+  static LrnAttributes read(const NodeContext& ctx) {
+    LrnAttributes a;
+    a.alpha = ctx.get_float("alpha", 1e-4f);
+    a.beta = ctx.get_float("beta", 0.75f);
+    a.bias = ctx.get_float("bias", 1.0f);
+    a.size = ctx.get_int("size");
+    if (a.size < 1) ctx.fail("size is {}; it must be positive", a.size);
+    return a;
+  }
+};
+
+std::vector<TensorType> lrn_shape(const ShapeContext& ctx) {
+  LrnAttributes::read(ctx);
+  check_channel_input(ctx, ctx.input_type(0));
+  return {ctx.input_type(0)};
+}
+
+std::vector<Tensor> lrn_kernel(const KernelContext& ctx) {
+  LrnAttributes a = LrnAttributes::read(ctx);
+  const Tensor& x = ctx.input(0);
+  const int64_t batch = x.shape()[0];
+  const int64_t channels = x.shape()[1];
+  const int64_t plane = batch * channels == 0 ? 0 : x.num_elements() / (batch * channels);
+  const int64_t before = (a.size - 1) / 2;    // floor((size - 1) / 2)
+  const int64_t after = a.size - 1 - before;  // ceil((size - 1) / 2)
+  Tensor y = ctx.make_output(0);
+  visit_float_dtype(ctx, x.dtype(), "input X", [&]<typename T>() {
+    auto in = x.values<T>();
+    auto out = y.values<T>();
+    std::vector<double> square_sum(plane);
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t c = 0; c < channels; ++c) {
+        std::fill(square_sum.begin(), square_sum.end(), 0.0);
+        int64_t first = std::max<int64_t>(0, c - before);
+        int64_t last = std::min<int64_t>(channels - 1, c + after);
+        for (int64_t j = first; j <= last; ++j) {
+          const T* neighbour = in.data() + (n * channels + j) * plane;
+          for (int64_t i = 0; i < plane; ++i) {
+            double v = to_double(neighbour[i]);
+            square_sum[i] += v * v;
+          }
+        }
+        const int64_t base = (n * channels + c) * plane;
+        for (int64_t i = 0; i < plane; ++i) {
+          double denominator = std::pow(a.bias + a.alpha / a.size * square_sum[i], a.beta);
+          out[base + i] = static_cast<T>(to_double(in[base + i]) / denominator);
+        }
+      }
+    }
+  });
+  return {std::move(y)};
+}
+
+}  // namespace
+
+void register_normalization_ops(OpRegistry& registry) {
+  // Inference BatchNormalization is an affine map per channel: a broadcast op.
+  registry.add({.name = "BatchNormalization",
+                .min_opset = 1,
+                .min_inputs = 5,
+                .max_inputs = 5,
+                .max_outputs = 5,
+                .fusion = FusionKind::broadcast,
+                .shape_rule = batch_norm_shape,
+                .kernel = batch_norm_kernel});
+  registry.add({.name = "InstanceNormalization",
+                .min_opset = 1,
+                .min_inputs = 3,
+                .max_inputs = 3,
+                .fusion = FusionKind::reduction,
+                .shape_rule = instance_norm_shape,
+                .kernel = instance_norm_kernel});
+  // LRN mixes neighbouring channels at every position; like TVM, minic fuses it with nothing.
+  registry.add({.name = "LRN",
+                .min_opset = 1,
+                .fusion = FusionKind::opaque,
+                .shape_rule = lrn_shape,
+                .kernel = lrn_kernel});
+}
 
 }  // namespace minic

@@ -17,14 +17,15 @@ void register_reshape_ops(OpRegistry& registry);      // reshape.cpp: Reshape, F
 void register_transpose_ops(OpRegistry& registry);    // transpose.cpp: Transpose
 void register_concat_split_ops(OpRegistry& registry); // concat_split.cpp: Concat, Split
 void register_slice_ops(OpRegistry& registry);        // slice.cpp: Slice
-void register_gather_ops(OpRegistry& registry);       // gather.cpp: Gather
+void register_gather_ops(OpRegistry& registry);       // gather.cpp: Gather, GatherElements
 void register_expand_tile_ops(OpRegistry& registry);  // expand_tile.cpp: Expand, Tile
-void register_shape_ops(OpRegistry& registry);        // shape.cpp: Shape, Size, ConstantOfShape, Constant, Range
+void register_shape_ops(OpRegistry& registry);        // shape.cpp: Shape, Size, ConstantOfShape, Range
 void register_pad_ops(OpRegistry& registry);          // pad.cpp: Pad
 void register_trilu_ops(OpRegistry& registry);        // trilu.cpp: Trilu
 void register_conv_ops(OpRegistry& registry);         // conv.cpp: Conv, ConvTranspose
 void register_pool_ops(OpRegistry& registry);         // pool.cpp: MaxPool, AveragePool, Global*Pool
-void register_normalization_ops(OpRegistry& registry);// normalization.cpp: BatchNorm, LayerNorm, InstanceNorm, LRN
+void register_normalization_ops(OpRegistry& registry);// normalization.cpp: BatchNorm, InstanceNorm, LRN
+void register_layer_norm_ops(OpRegistry& registry);   // layer_norm.cpp: LayerNormalization
 void register_resize_ops(OpRegistry& registry);       // resize.cpp: Resize
 void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gemm
 void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
@@ -54,6 +55,7 @@ OpRegistry build_registry() {
   register_conv_ops(registry);
   register_pool_ops(registry);
   register_normalization_ops(registry);
+  register_layer_norm_ops(registry);
   register_resize_ops(registry);
   register_matmul_ops(registry);
   register_einsum_ops(registry);

@@ -48,7 +48,16 @@ std::vector<Tensor> evaluate_node(const Node& node, int opset,
   const OpSchema* schema = op_registry().find(node.op);
   if (!schema) fail("{}: minic does not support the op {}", node.describe(), node.op);
   KernelContext ctx(node, opset, inputs);
-  std::vector<Tensor> outputs = schema->kernel(ctx);
+  std::vector<Tensor> outputs;
+  try {
+    outputs = schema->kernel(ctx);
+  } catch (const Error& error) {
+    // Errors raised below the kernel (a storage-only element type, say) do not know the
+    // node; errors from ctx.fail() already start with it.
+    std::string prefix = node.describe() + ": ";
+    if (std::string_view(error.what()).starts_with(prefix)) throw;
+    throw Error(prefix + error.what());
+  }
   if (outputs.size() != node.outputs.size()) {
     fail("{}: internal error (a bug in minic): the kernel gave {} outputs, the node has {}",
          node.describe(), outputs.size(), node.outputs.size());

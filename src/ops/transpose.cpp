@@ -1,8 +1,61 @@
-// Placeholder: the ops of this family are being written.
+// Transpose: permutes the dimensions of a tensor. Course module 2.
+//
+// Output dimension d is input dimension perm[d] (perm defaults to the reversed order).
+// The kernel is a strided view of the input (see movement.h): walking output dimension d
+// moves through the input with the stride of input dimension perm[d]. Its fusion kind is
+// injective: each output element reads one input element.
 #include "minic/ops/op.h"
+#include "movement.h"
+
+#include <numeric>
 
 namespace minic {
 
-void register_transpose_ops(OpRegistry& registry) {}
+namespace {
+
+// The permutation of this node, checked to be one for an input of rank `rank`.
+std::vector<int64_t> permutation(const NodeContext& ctx, int64_t rank) {
+  std::vector<int64_t> reversed(static_cast<size_t>(rank));
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  std::vector<int64_t> perm = ctx.get_ints("perm", reversed);
+  if (static_cast<int64_t>(perm.size()) != rank) {
+    ctx.fail("perm has {} entries but the input has rank {}", perm.size(), rank);
+  }
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t axis : perm) {
+    if (axis < 0 || axis >= rank || seen[axis]) {
+      ctx.fail("perm [{}] is not a permutation of 0..{}", fmt::join(perm, ","), rank - 1);
+    }
+    seen[axis] = true;
+  }
+  return perm;
+}
+
+std::vector<TensorType> transpose_shape(const ShapeContext& ctx) {
+  const TensorType& input = ctx.input_type(0);
+  Shape shape;
+  for (int64_t axis : permutation(ctx, input.rank())) shape.push_back(input.shape[axis]);
+  return {{input.dtype, shape}};
+}
+
+std::vector<Tensor> transpose_kernel(const KernelContext& ctx) {
+  const Tensor& input = ctx.input(0);
+  const Shape input_strides = row_major_strides(input.shape());
+  Shape strides;
+  for (int64_t axis : permutation(ctx, input.rank())) strides.push_back(input_strides[axis]);
+  Tensor output = ctx.make_output(0);
+  copy_strided(input, 0, strides, output);
+  return {output};
+}
+
+}  // namespace
+
+void register_transpose_ops(OpRegistry& registry) {
+  registry.add({.name = "Transpose",
+                .min_opset = 1,
+                .fusion = FusionKind::injective,
+                .shape_rule = transpose_shape,
+                .kernel = transpose_kernel});
+}
 
 }  // namespace minic

@@ -1,8 +1,167 @@
-// Placeholder: the ops of this family are being written.
-#include "minic/ops/op.h"
+// Unary elementwise ops: y[i] = f(x[i]). Course module 2.
+//
+// Most of these ops are floating-point math and are listed in one table of (name, formula)
+// pairs, each formula a function of a double (see elementwise.h for why double). Four ops
+// also take integers -- Abs, Neg, Sign, Relu -- and are written once as a generic formula
+// instantiated for every numeric type. Not, IsNaN and IsInf map to or from bool.
+// Every op here has fusion kind `elementwise`: the output shape is the input shape.
+#include "elementwise.h"
+
+#include <cmath>
 
 namespace minic {
 
-void register_unary_ops(OpRegistry& registry) {}
+namespace {
+
+// A floating-point unary op: its name, the opset that introduced it, and its formula.
+struct FloatUnaryOp {
+  const char* name;
+  int since;
+  double (*formula)(double);
+};
+
+double softplus(double x) {
+  // log(1 + e^x) without overflow for large x: x + log(1 + e^-x).
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+const FloatUnaryOp kFloatUnaryOps[] = {
+    {"Exp", 1, [](double x) { return std::exp(x); }},
+    {"Log", 1, [](double x) { return std::log(x); }},
+    {"Sqrt", 1, [](double x) { return std::sqrt(x); }},
+    {"Reciprocal", 1, [](double x) { return 1 / x; }},
+    {"Ceil", 1, [](double x) { return std::ceil(x); }},
+    {"Floor", 1, [](double x) { return std::floor(x); }},
+    // Halves go to the even neighbour (2.5 -> 2): nearbyint in the default rounding mode.
+    {"Round", 11, [](double x) { return std::nearbyint(x); }},
+    {"Erf", 9, [](double x) { return std::erf(x); }},
+    {"Tanh", 1, [](double x) { return std::tanh(x); }},
+    {"Sigmoid", 1, [](double x) { return 1 / (1 + std::exp(-x)); }},
+    {"Sin", 7, [](double x) { return std::sin(x); }},
+    {"Cos", 7, [](double x) { return std::cos(x); }},
+    {"Tan", 7, [](double x) { return std::tan(x); }},
+    {"Asin", 7, [](double x) { return std::asin(x); }},
+    {"Acos", 7, [](double x) { return std::acos(x); }},
+    {"Atan", 7, [](double x) { return std::atan(x); }},
+    {"Sinh", 9, [](double x) { return std::sinh(x); }},
+    {"Cosh", 9, [](double x) { return std::cosh(x); }},
+    {"Asinh", 9, [](double x) { return std::asinh(x); }},
+    {"Acosh", 9, [](double x) { return std::acosh(x); }},
+    {"Atanh", 9, [](double x) { return std::atanh(x); }},
+    {"Softplus", 1, softplus},
+    {"Softsign", 1, [](double x) { return x / (1 + std::fabs(x)); }},
+};
+
+std::vector<TensorType> float_unary_shape(const ShapeContext& ctx) {
+  require_float_input(ctx, 0);
+  return {ctx.input_type(0)};
+}
+
+std::vector<TensorType> numeric_unary_shape(const ShapeContext& ctx) {
+  require_numeric_input(ctx, 0);
+  return {ctx.input_type(0)};
+}
+
+std::vector<TensorType> bool_unary_shape(const ShapeContext& ctx) {
+  if (ctx.input_type(0).dtype != DType::boolean) {
+    ctx.fail("input 0 is {}; {} takes a bool tensor", dtype_name(ctx.input_type(0).dtype),
+             ctx.node().op);
+  }
+  return {ctx.input_type(0)};
+}
+
+// IsNaN, IsInf: a float tensor in, a bool tensor of the same shape out.
+std::vector<TensorType> float_test_shape(const ShapeContext& ctx) {
+  require_float_input(ctx, 0);
+  return {{DType::boolean, ctx.input_type(0).shape}};
+}
+
+// A kernel applying `formula` to every element, computed in compute_t<T>: exact for these
+// four ops, whose results are one of their inputs, its negation, or -1, 0, 1.
+template <typename Formula>
+Kernel numeric_unary_kernel(Formula formula) {
+  return [formula](const KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    Tensor out = ctx.make_output(0);
+    visit_numeric(x.dtype(), [&]<typename T>() {
+      using C = compute_t<T>;
+      auto in = x.values<T>();
+      auto result = out.values<T>();
+      for (size_t i = 0; i < in.size(); ++i) result[i] = T(formula(C(in[i])));
+    });
+    return std::vector<Tensor>{std::move(out)};
+  };
+}
+
+// out[i] = test(x[i]) for a float tensor x and a bool output.
+template <typename Test>
+Tensor test_floats(const Tensor& x, Tensor out, Test test) {
+  visit_dtype(x.dtype(), [&]<typename T>() {
+    if constexpr (is_float_v<T>) {
+      auto in = x.values<T>();
+      auto result = out.values<bool>();
+      for (size_t i = 0; i < in.size(); ++i) result[i] = test(to_double(in[i]));
+    }
+  });
+  return out;
+}
+
+std::vector<Tensor> isnan_kernel(const KernelContext& ctx) {
+  return {test_floats(ctx.input(0), ctx.make_output(0), [](double x) { return std::isnan(x); })};
+}
+
+std::vector<Tensor> isinf_kernel(const KernelContext& ctx) {
+  bool negative = ctx.get_int("detect_negative", 1) != 0;
+  bool positive = ctx.get_int("detect_positive", 1) != 0;
+  return {test_floats(ctx.input(0), ctx.make_output(0), [&](double x) {
+    return std::isinf(x) && (x > 0 ? positive : negative);
+  })};
+}
+
+std::vector<Tensor> not_kernel(const KernelContext& ctx) {
+  Tensor out = ctx.make_output(0);
+  auto in = ctx.input(0).values<bool>();
+  auto result = out.values<bool>();
+  for (size_t i = 0; i < in.size(); ++i) result[i] = !in[i];
+  return {out};
+}
+
+void add_unary(OpRegistry& registry, const char* name, int since, ShapeRule shape_rule,
+               Kernel kernel) {
+  registry.add({.name = name,
+                .min_opset = since,
+                .fusion = FusionKind::elementwise,
+                .shape_rule = std::move(shape_rule),
+                .kernel = std::move(kernel)});
+}
+
+}  // namespace
+
+void register_unary_ops(OpRegistry& registry) {
+  for (const FloatUnaryOp& op : kFloatUnaryOps) {
+    auto formula = op.formula;
+    add_unary(registry, op.name, op.since, float_unary_shape, [formula](const KernelContext& ctx) {
+      return std::vector<Tensor>{map_float(ctx.input(0), formula)};
+    });
+  }
+
+  // Ops on every numeric type. Integer negation wraps (see negate() in elementwise.h).
+  add_unary(registry, "Abs", 1, numeric_unary_shape,
+            numeric_unary_kernel([](auto x) { return is_negative(x) ? negate(x) : x; }));
+  add_unary(registry, "Neg", 1, numeric_unary_shape,
+            numeric_unary_kernel([](auto x) { return negate(x); }));
+  // Sign keeps 0 and NaN as they are.
+  add_unary(registry, "Sign", 9, numeric_unary_shape, numeric_unary_kernel([](auto x) {
+              using C = decltype(x);
+              return x > 0 ? C(1) : is_negative(x) ? C(-1) : x;
+            }));
+  // Relu: max(x, 0), keeping NaN.
+  add_unary(registry, "Relu", 1, numeric_unary_shape,
+            numeric_unary_kernel([](auto x) { return is_negative(x) ? decltype(x)(0) : x; }));
+
+  add_unary(registry, "Not", 1, bool_unary_shape, not_kernel);
+  add_unary(registry, "IsNaN", 9, float_test_shape, isnan_kernel);
+  add_unary(registry, "IsInf", 10, float_test_shape, isinf_kernel);
+}
 
 }  // namespace minic
