@@ -2,8 +2,12 @@
 //
 // Course module 2. minic computes in float32 first; integer and boolean types serve shape
 // and index computations; float16, bfloat16 and float64 are stored natively and computed
-// through float or double by the reference kernels.
+// through float or double by the reference kernels. The 8-, 4- and 2-bit types of ONNX
+// (float8, float4, int4, int2) are storage-only: minic holds them, one element a byte, and
+// converts them (Cast, CastLike, file I/O; see low_precision.h), but no kernel computes in them.
 #pragma once
+
+#include "minic/support/error.h"
 
 #include <cstdint>
 #include <cstring>
@@ -17,6 +21,10 @@ enum class DType : uint8_t {
   i8, i16, i32, i64,
   u8, u16, u32, u64,
   boolean,
+  // Storage-only: each element is one byte holding the type's bits in its low bits.
+  f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, f8e8m0,
+  f4e2m1,
+  i4, u4, i2, u2,
 };
 
 // The short name used in the text IR: "f32", "i64", "bool", ...
@@ -24,10 +32,16 @@ std::string_view dtype_name(DType type);
 std::optional<DType> dtype_from_name(std::string_view name);
 // Size of one element in bytes.
 int dtype_size(DType type);
+// is_float and is_int cover the types kernels compute in: f32, f64, f16, bf16 and the 8- to
+// 64-bit integers. The storage-only types are neither.
 bool is_float(DType type);
 bool is_signed_int(DType type);
 bool is_unsigned_int(DType type);
 inline bool is_int(DType type) { return is_signed_int(type) || is_unsigned_int(type); }
+// True for the float8, float4, int4 and int2 types, which no kernel computes in.
+bool is_storage_only(DType type);
+// Throws Error: `type` is storage-only, so an operation that needs its C++ type cannot take it.
+[[noreturn]] void fail_storage_only(DType type);
 
 // IEEE half precision, stored as its bits. Arithmetic goes through float.
 struct Half {
@@ -78,6 +92,7 @@ template <> constexpr DType dtype_of<bool>() { return DType::boolean; }
 
 // Calls fn.template operator()<T>() with T the C++ element type of `type`:
 //   visit_dtype(t, [&]<typename T>() { ... });
+// The storage-only types have no C++ element type: for them it throws Error.
 template <typename Fn>
 decltype(auto) visit_dtype(DType type, Fn&& fn) {
   switch (type) {
@@ -94,8 +109,19 @@ decltype(auto) visit_dtype(DType type, Fn&& fn) {
     case DType::u32: return fn.template operator()<uint32_t>();
     case DType::u64: return fn.template operator()<uint64_t>();
     case DType::boolean: return fn.template operator()<bool>();
+    case DType::f8e4m3fn:
+    case DType::f8e4m3fnuz:
+    case DType::f8e5m2:
+    case DType::f8e5m2fnuz:
+    case DType::f8e8m0:
+    case DType::f4e2m1:
+    case DType::i4:
+    case DType::u4:
+    case DType::i2:
+    case DType::u2:
+      break;
   }
-  return fn.template operator()<float>();  // unreachable: every enumerator is handled
+  fail_storage_only(type);
 }
 
 // The type a reference kernel computes in for elements of type T: float for the 16-bit

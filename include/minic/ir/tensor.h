@@ -7,8 +7,10 @@
 #pragma once
 
 #include "minic/ir/dtype.h"
+#include "minic/ir/low_precision.h"
 #include "minic/support/error.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -47,6 +49,12 @@ inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 36;  // 64 GiB
 // dimensions or too many bytes for `dtype`.
 void check_shape(const Shape& shape, DType dtype, const std::string& what);
 
+// How Tensor::cast converts to the storage-only types: ONNX Cast's attributes.
+struct CastOptions {
+  bool saturate = true;                  // float8: overflow and infinities become +-max
+  RoundMode round_mode = RoundMode::up;  // f8e8m0: which power of two a value goes to
+};
+
 class Tensor {
  public:
   Tensor() = default;
@@ -62,9 +70,14 @@ class Tensor {
     std::copy(values.begin(), values.end(), tensor.values<T>().begin());
     return tensor;
   }
+  // (Copies element by element, so that std::vector<bool>, which has no contiguous
+  // storage, works too.)
   template <typename T>
   static Tensor from_vector(Shape shape, const std::vector<T>& values) {
-    return from_values<T>(std::move(shape), std::span<const T>(values));
+    Tensor tensor(dtype_of<T>(), std::move(shape));
+    MINIC_CHECK(static_cast<int64_t>(values.size()) == tensor.num_elements());
+    std::copy(values.begin(), values.end(), tensor.values<T>().begin());
+    return tensor;
   }
   // A rank-0 tensor holding one value.
   template <typename T>
@@ -78,7 +91,8 @@ class Tensor {
   int64_t rank() const { return type_.rank(); }
   int64_t num_elements() const { return type_.num_elements(); }
 
-  // The elements as a typed span; T must be the tensor's element type.
+  // The elements as a typed span; T must be the tensor's element type. A storage-only type
+  // has no C++ type: its elements are bytes(), one a byte (see low_precision.h).
   template <typename T>
   std::span<T> values() {
     MINIC_CHECK(dtype_of<T>() == type_.dtype);
@@ -94,7 +108,7 @@ class Tensor {
   std::span<const std::byte> bytes() const { return bytes_; }
 
   // Element `index` (row-major) converted to double / int64: for shape arithmetic,
-  // printing and comparisons in tests.
+  // printing and comparisons in tests. Every element type, storage-only ones included.
   double as_double(int64_t index) const;
   int64_t as_int64(int64_t index) const;
   // All elements converted to int64 (for tensors that carry shapes, axes, indices).
@@ -103,7 +117,11 @@ class Tensor {
 
   // A copy with element type `to`, each element converted as by a C++ cast (floats to
   // ints truncate toward zero; NaN to int gives 0).
+  // Casts to or from a storage-only type go through double (or int64 from integers to the
+  // storage-only integers) and follow low_precision.h, with `options` for saturation and
+  // rounding.
   Tensor cast(DType to) const;
+  Tensor cast(DType to, const CastOptions& options) const;
   // The same elements viewed with another shape of the same element count.
   Tensor reshaped(Shape shape) const;
 

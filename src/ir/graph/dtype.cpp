@@ -14,15 +14,25 @@ struct DTypeInfo {
   int size;
 };
 
-constexpr std::array<DTypeInfo, 13> kDTypes = {{
+// Indexed by the enumerator's value, so the order follows the enum. The storage-only types
+// take one byte an element in memory (only the TensorProto format packs the 4- and 2-bit ones).
+constexpr std::array<DTypeInfo, 23> kDTypes = {{
     {DType::f32, "f32", 4},  {DType::f64, "f64", 8},  {DType::f16, "f16", 2},
     {DType::bf16, "bf16", 2}, {DType::i8, "i8", 1},    {DType::i16, "i16", 2},
     {DType::i32, "i32", 4},  {DType::i64, "i64", 8},  {DType::u8, "u8", 1},
     {DType::u16, "u16", 2},  {DType::u32, "u32", 4},  {DType::u64, "u64", 8},
     {DType::boolean, "bool", 1},
+    {DType::f8e4m3fn, "f8e4m3fn", 1}, {DType::f8e4m3fnuz, "f8e4m3fnuz", 1},
+    {DType::f8e5m2, "f8e5m2", 1},     {DType::f8e5m2fnuz, "f8e5m2fnuz", 1},
+    {DType::f8e8m0, "f8e8m0", 1},     {DType::f4e2m1, "f4e2m1", 1},
+    {DType::i4, "i4", 1},  {DType::u4, "u4", 1},  {DType::i2, "i2", 1},  {DType::u2, "u2", 1},
 }};
 
-const DTypeInfo& info(DType type) { return kDTypes[static_cast<size_t>(type)]; }
+const DTypeInfo& info(DType type) {
+  size_t index = static_cast<size_t>(type);
+  MINIC_CHECK(index < kDTypes.size() && kDTypes[index].type == type);
+  return kDTypes[index];
+}
 
 }  // namespace
 
@@ -47,6 +57,18 @@ bool is_signed_int(DType type) {
 
 bool is_unsigned_int(DType type) {
   return type == DType::u8 || type == DType::u16 || type == DType::u32 || type == DType::u64;
+}
+
+bool is_storage_only(DType type) {
+  return type == DType::f8e4m3fn || type == DType::f8e4m3fnuz || type == DType::f8e5m2 ||
+         type == DType::f8e5m2fnuz || type == DType::f8e8m0 || type == DType::f4e2m1 ||
+         type == DType::i4 || type == DType::u4 || type == DType::i2 || type == DType::u2;
+}
+
+void fail_storage_only(DType type) {
+  fail("element type {} is storage-only in minic: only Cast, CastLike and data movement "
+       "(Reshape, Transpose, Gather, ...) take it; Cast it to f32 to compute with it",
+       dtype_name(type));
 }
 
 // float32 → float16 with round-to-nearest-even, handling subnormals, infinities and NaN.

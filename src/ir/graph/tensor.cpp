@@ -47,8 +47,24 @@ Tensor::Tensor(TensorType type) : type_(std::move(type)) {
   bytes_.resize(static_cast<size_t>(type_.num_bytes()));
 }
 
+namespace {
+
+// A double truncated toward zero, saturating at int64's range; NaN gives 0.
+int64_t truncate_to_int64(double value) {
+  if (std::isnan(value)) return 0;
+  constexpr double kLimit = 0x1.0p63;
+  if (value >= kLimit) return std::numeric_limits<int64_t>::max();
+  if (value < -kLimit) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(value);
+}
+
+}  // namespace
+
 double Tensor::as_double(int64_t index) const {
   MINIC_CHECK(index >= 0 && index < num_elements());
+  if (is_storage_only(dtype())) {
+    return low_precision_to_float(dtype(), static_cast<uint8_t>(bytes_[index]));
+  }
   return visit_dtype(dtype(), [&]<typename T>() {
     return static_cast<double>(static_cast<compute_t<T>>(values<T>()[index]));
   });
@@ -56,13 +72,15 @@ double Tensor::as_double(int64_t index) const {
 
 int64_t Tensor::as_int64(int64_t index) const {
   MINIC_CHECK(index >= 0 && index < num_elements());
+  if (is_low_precision_int(dtype())) {
+    return low_precision_to_int(dtype(), static_cast<uint8_t>(bytes_[index]));
+  }
+  if (is_storage_only(dtype())) return truncate_to_int64(as_double(index));
   return visit_dtype(dtype(), [&]<typename T>() -> int64_t {
     if constexpr (std::is_integral_v<T>) {
       return static_cast<int64_t>(values<T>()[index]);
     } else {
-      double value = static_cast<double>(static_cast<compute_t<T>>(values<T>()[index]));
-      if (std::isnan(value)) return 0;
-      return static_cast<int64_t>(value);
+      return truncate_to_int64(static_cast<double>(static_cast<compute_t<T>>(values<T>()[index])));
     }
   });
 }
@@ -103,9 +121,40 @@ To convert_element(From value) {
   }
 }
 
+// To a storage-only type: integers keep their low bits in the storage-only integers; all
+// else converts from double.
+Tensor cast_to_storage_only(const Tensor& input, DType to, const CastOptions& options) {
+  Tensor result(to, input.shape());
+  DType from = input.dtype();
+  bool from_integer = is_int(from) || is_low_precision_int(from) || from == DType::boolean;
+  bool wrap_integers = from_integer && is_low_precision_int(to);
+  std::span<std::byte> out = result.bytes();
+  for (int64_t i = 0; i < input.num_elements(); ++i) {
+    uint8_t bits = wrap_integers ? int_to_low_precision(to, input.as_int64(i))
+                                 : float_to_low_precision(to, input.as_double(i),
+                                                          options.saturate, options.round_mode);
+    out[i] = std::byte{bits};
+  }
+  return result;
+}
+
+// From a storage-only type to a computable one: through an int64 or double tensor, each of
+// which holds every storage-only value exactly.
+Tensor cast_from_storage_only(const Tensor& input, DType to) {
+  if (is_low_precision_int(input.dtype())) {
+    return Tensor::from_vector<int64_t>(input.shape(), input.to_int64_vector()).cast(to);
+  }
+  return Tensor::from_vector<double>(input.shape(), input.to_double_vector()).cast(to);
+}
+
 }  // namespace
 
-Tensor Tensor::cast(DType to) const {
+Tensor Tensor::cast(DType to) const { return cast(to, CastOptions{}); }
+
+Tensor Tensor::cast(DType to, const CastOptions& options) const {
+  if (is_storage_only(to) && to == dtype()) return *this;  // bits as they are, NaNs included
+  if (is_storage_only(to)) return cast_to_storage_only(*this, to, options);
+  if (is_storage_only(dtype())) return cast_from_storage_only(*this, to);
   Tensor result(to, shape());
   visit_dtype(dtype(), [&]<typename From>() {
     visit_dtype(to, [&]<typename To>() {
