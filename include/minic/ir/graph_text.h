@@ -1,15 +1,46 @@
 // The text form of the graph IR (.mgraph): print and parse.
 //
-// Course module 2. One node a line with its output type; constants summarised:
+// Course module 2. One statement a line; a student can read it and write it by hand:
 //
-//   graph main(%x: f32[1,4]) -> (%y: f32[1,4]) opset 17 {
-//     %c = const f32[4] dense<[1, 2, 3, 4]>
-//     %w = const f32[64,64,3,3] splat<0.02>
-//     %y = Add(%x, %c) : f32[1,4]
-//     return %y
+//   graph main(%x: f32[1,64,56,56]) -> (%out: f32[1,64,56,56]) opset 17 {
+//     %w = const f32[64,64,3,3] resource<w>      // the bytes are in `resources` below
+//     %b = const f32[64] splat<0.02>             // every element equal
+//     %s = const i64[2] dense<[1, -1]>           // the elements, row-major
+//     %0 = Conv(%x, %w, %b) {kernel_shape=[3,3], pads=[1,1,1,1]} : f32[1,64,56,56] @conv1
+//     %a, %m = Dropout(%0, _, _) : f32[1,64,56,56], bool[1,64,56,56]
+//     %"res/add:0" = Add(%a, %x) : f32[1,64,56,56]
+//     %out = Relu(%"res/add:0") : f32[1,64,56,56]
+//     return %out
 //   }
 //
-// print_graph(parse_graph(text)) == text for every text print_graph produces.
+//   resources {
+//     w: "0a1b2c..."                             // hex of the raw little-endian bytes
+//   }
+//
+// The pieces:
+//   - Values are `%name`; a name outside [A-Za-z0-9_.]+ is quoted: `%"conv1/7x7_s2_1"`.
+//     Strings escape `\"`, `\\`, `\n`, `\t`, `\r` and other control bytes as `\xHH`.
+//   - Types are `f32[1,3,224,224]`, a scalar `f32[]`; `?` is a node output whose type is
+//     not known yet (the parser runs no shape inference). The signature's output types
+//     must agree with the returned values'; an output written without a type takes the
+//     signature's.
+//   - Constants are `splat<v>` (more than one element, all equal), `dense<[...]>` (at most
+//     `max_inline_elements`) or `resource<name>` (the bytes in the `resources` section).
+//     Float elements print in the shortest form that reads back exactly, always with a
+//     decimal point or exponent; `inf`, `-inf`, `nan`, and `nan(0x7fc00001)` for a NaN
+//     with other bits than the type's usual quiet NaN. bool elements are true / false.
+//   - A node is `%outputs = Op(inputs) {attributes} : output types @node_name`. `_` is an
+//     omitted optional input. The attributes (sorted by name) and `@node_name` (the ONNX
+//     node name) appear only when there are any. A node without outputs is `Op(inputs)`.
+//   - Attributes: int `k=3`, float `alpha=0.2` (always with `.` or an exponent), string
+//     `mode="constant"`, lists `pads=[1,1,1,1]`, `scales=[0.5, 1.0]`, `names=["a", "b"]`,
+//     empty lists with their kind `ints[]`, `floats[]`, `strings[]`, and tensors
+//     `value=tensor<f32[1] dense<[0.0]>>` (any constant form).
+//   - An op, attribute, graph or resource name outside [A-Za-z_][A-Za-z0-9_.]* is quoted.
+//   - `//` starts a comment that runs to the end of the line.
+//
+// print_graph(parse_graph(text)) == text for every text print_graph produces, and
+// parse_graph reproduces every constant bit for bit.
 #pragma once
 
 #include "minic/ir/graph.h"
@@ -19,15 +50,19 @@
 namespace minic {
 
 struct GraphPrintOptions {
-  // Constants with more elements than this print as a summary (not parseable back
-  // unless `elide_large_constants` is false).
+  // Constants (and tensor attributes) with more elements than `max_inline_elements` that
+  // are not splats print as a summary, `dense<...elided, 4096 elements>`, instead of
+  // going to the `resources` section. Such text is for people; it does not parse.
   bool elide_large_constants = false;
   int64_t max_inline_elements = 16;
 };
 
 std::string print_graph(const Graph& graph, const GraphPrintOptions& options = {});
 
-// Parses the text form. Throws Error with "<source>:<line>:<column>: ..." on bad input.
+// Parses the text form into a graph with the types as written. Throws Error with
+// "<source>:<line>:<column>: ..." on bad input: a syntax error ("expected ..., found
+// ..."), an unknown or redefined value, a bad type or dtype name, a constant whose element
+// count does not match its type, a missing resource.
 Graph parse_graph(const std::string& text, const std::string& source = "<input>");
 
 }  // namespace minic

@@ -1,0 +1,167 @@
+// The graph verifier. Course module 2.
+//
+// Checks the invariants every pass must keep, in one walk over the graph in its order:
+//   1. graph inputs and constants come first: each has a type and a sane shape, and a
+//      constant's data has exactly its value's type;
+//   2. each node, in order, reads only values defined before it (a graph input, a
+//      constant, or an output of an earlier node; nullptr is an omitted optional input),
+//      so the node list is a topological order and the graph is acyclic;
+//   3. each node output names its node as producer, at its position, and is typed;
+//   4. no value is defined twice and no two values share a name; no node appears twice;
+//   5. each value's `users` lists every node that reads it, once per use, and nothing else;
+//   6. the graph outputs are defined values.
+// The first violation throws Error naming the node (Node::describe()) and the value.
+#include "minic/ir/verifier.h"
+
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace minic {
+
+namespace {
+
+std::string ref(const Value* value) { return "%" + value->name; }
+
+class Verifier {
+ public:
+  explicit Verifier(const Graph& graph) : graph_(graph) {}
+
+  void run() {
+    for (const Value* input : graph_.inputs()) check_input(input);
+    for (const Value* value : graph_.values()) {
+      if (value->is_constant() && !graph_.is_graph_input(value)) check_constant(value);
+    }
+    nodes_ = graph_.nodes();
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (!position_.emplace(nodes_[i], i).second) {
+        error("{} is listed twice in the node list", nodes_[i]->describe());
+      }
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) check_node(nodes_[i], i);
+    check_users();
+    for (size_t i = 0; i < graph_.outputs().size(); ++i) {
+      const Value* output = graph_.outputs()[i];
+      if (!output) error("graph output {} is null", i);
+      if (!defined_.count(output)) {
+        error("graph output {} {} is not defined by an input, a constant or a node", i,
+              ref(output));
+      }
+    }
+  }
+
+ private:
+  template <typename... Args>
+  [[noreturn]] void error(fmt::format_string<Args...> format, Args&&... args) const {
+    fail("graph '{}': {}", graph_.name, fmt::format(format, std::forward<Args>(args)...));
+  }
+
+  void check_typed(const Value* value, const std::string& what) {
+    if (!value->has_type) error("{} has no type", what);
+    check_shape(value->type.shape, value->type.dtype,
+                fmt::format("graph '{}': {} of type {}", graph_.name, what,
+                            type_string(value->type)));
+  }
+
+  // Adds `value` to the defined values; fails on a second definition or a shared name.
+  void define(const Value* value, const std::string& what) {
+    if (!defined_.insert(value).second) error("{} is defined twice", what);
+    auto [it, inserted] = by_name_.emplace(value->name, value);
+    if (!inserted) error("{} has the same name as another value", what);
+    order_.push_back(value);
+  }
+
+  void check_input(const Value* input) {
+    if (!input) error("a graph input is null");
+    std::string what = fmt::format("graph input {}", ref(input));
+    if (input->is_constant()) error("{} also holds constant data", what);
+    if (input->producer) error("{} has a producer, {}", what, input->producer->describe());
+    check_typed(input, what);
+    define(input, what);
+  }
+
+  void check_constant(const Value* value) {
+    std::string what = fmt::format("constant {}", ref(value));
+    if (value->producer) error("{} has a producer, {}", what, value->producer->describe());
+    check_typed(value, what);
+    if (value->constant->type() != value->type) {
+      error("{} holds data of type {}, but its type is {}", what,
+            type_string(value->constant->type()), type_string(value->type));
+    }
+    define(value, what);
+  }
+
+  void check_node(const Node* node, size_t index) {
+    std::string where = node->describe();
+    if (node->op.empty()) error("{} has no op", where);
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      const Value* input = node->inputs[i];
+      if (!input) continue;  // an omitted optional input
+      if (!defined_.count(input)) {
+        if (input->producer && position_.count(input->producer)) {
+          error("{}: input {} {} is used before its definition by {}", where, i, ref(input),
+                input->producer->describe());
+        }
+        error("{}: input {} {} is not defined in the graph", where, i, ref(input));
+      }
+      ++uses_[input][index];
+    }
+    for (size_t i = 0; i < node->outputs.size(); ++i) {
+      const Value* output = node->outputs[i];
+      if (!output) error("{}: output {} is null", where, i);
+      std::string what = fmt::format("{}: output {} {}", where, i, ref(output));
+      if (output->producer != node || output->producer_output != static_cast<int>(i)) {
+        error("{} does not name this node (output {}) as its producer", what, i);
+      }
+      if (output->is_constant()) error("{} also holds constant data", what);
+      check_typed(output, what);
+      define(output, what);
+    }
+  }
+
+  // Compares each value's `users` with the uses counted while checking the nodes, in the
+  // order of definition and of the user list so that the first problem found is stable.
+  void check_users() {
+    for (const Value* value : order_) {
+      const std::map<size_t, int>& uses = uses_[value];
+      std::map<size_t, int> listed;
+      for (const Node* user : value->users) {
+        auto it = user ? position_.find(user) : position_.end();
+        if (it == position_.end()) {
+          error("{} lists a user that is not a node of the graph", ref(value));
+        }
+        ++listed[it->second];
+      }
+      for (const Node* user : value->users) {
+        size_t index = position_.at(user);
+        auto it = uses.find(index);
+        int count = it == uses.end() ? 0 : it->second;
+        if (count != listed[index]) {
+          error("{} lists {} as a user {} times, but the node uses it {} times", ref(value),
+                user->describe(), listed[index], count);
+        }
+      }
+      for (const auto& [index, count] : uses) {
+        if (!listed.count(index)) {
+          error("{} does not list {} as a user, but the node uses it {} times", ref(value),
+                nodes_[index]->describe(), count);
+        }
+      }
+    }
+  }
+
+  const Graph& graph_;
+  std::vector<Node*> nodes_;
+  std::unordered_map<const Node*, size_t> position_;  // index in nodes_
+  std::unordered_set<const Value*> defined_;
+  std::vector<const Value*> order_;  // the defined values in order of definition
+  std::unordered_map<std::string, const Value*> by_name_;
+  // For each value read by a node: the index of each node reading it, and how many times.
+  std::unordered_map<const Value*, std::map<size_t, int>> uses_;
+};
+
+}  // namespace
+
+void verify_graph(const Graph& graph) { Verifier(graph).run(); }
+
+}  // namespace minic
