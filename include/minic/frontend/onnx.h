@@ -32,6 +32,7 @@ struct OnnxValueInfo {
   std::string name;
   std::string dtype;               // minic's name ("f32") or ONNX's for types minic lacks
   std::vector<std::string> dims;   // "1", "3", "batch", "?"
+  bool rank_known = true;          // false if the file gives no shape at all
 };
 
 struct OnnxUnsupportedOp {
