@@ -383,6 +383,12 @@ Tensor read_tensor_proto(const std::string& path) {
   if (!proto.ParseFromString(bytes)) {
     fail("{}: not a TensorProto: the file is truncated or is not a protobuf message", path);
   }
+  // Other messages (a model, an ONNX sequence or optional value) often parse too, with
+  // fields of the wrong kind left over as unknown fields and no element type.
+  if (!proto.unknown_fields().empty() || !proto.has_data_type()) {
+    fail("{}: not a TensorProto (it may be a model, or a sequence or optional value, which "
+         "minic does not support)", path);
+  }
   std::string what =
       proto.name().empty() ? fmt::format("{}: tensor", path)
                            : fmt::format("{}: tensor '{}'", path, proto.name());

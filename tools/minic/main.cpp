@@ -1,2 +1,83 @@
-// Placeholder: the CLI is being written.
-int main() { return 0; }
+// The `minic` command-line tool. Course module 8.
+//
+//   minic --version
+//   minic inspect MODEL [--json]
+//   minic run MODEL [--input NAME=PATH]... [--compare DIR] ...
+//   minic opt MODEL.onnx|FILE.mgraph [-o OUT.mgraph]
+//
+// main builds the CLI11 app from the subcommands (one file each), parses the command
+// line and runs the chosen subcommand. It is the one place where errors become exit
+// statuses: a bad command line or a minic::Error prints `error: <message>` on stderr and
+// exits 2; a subcommand returns 0 on success and 1 when a check it was asked to make
+// fails (`run --compare`).
+#include "commands.h"
+
+#include "minic/support/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <vector>
+
+namespace {
+
+constexpr int kUsageOrInputError = 2;
+
+int report_error(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return kUsageOrInputError;
+}
+
+std::vector<std::string> subcommand_names(const std::vector<minic::cli::Command>& commands) {
+  std::vector<std::string> names;
+  for (const minic::cli::Command& command : commands) names.push_back(command.app->get_name());
+  return names;
+}
+
+bool is_subcommand(const std::vector<minic::cli::Command>& commands, const std::string& word) {
+  std::vector<std::string> names = subcommand_names(commands);
+  return std::find(names.begin(), names.end(), word) != names.end();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"minic: an AI compiler written to be read. ONNX model in, results out.",
+               "minic"};
+  app.set_version_flag("--version", &minic::cli::version_text,
+                       "Print the versions of minic, LLVM, the CUDA toolkit and driver");
+  app.require_subcommand(1);
+  std::vector<minic::cli::Command> commands = {
+      minic::cli::add_inspect_command(app),
+      minic::cli::add_run_command(app),
+      minic::cli::add_opt_command(app),
+  };
+
+  // CLI11 would call an unknown word in the subcommand's place a missing subcommand.
+  if (argc > 1 && argv[1][0] != '-' && !is_subcommand(commands, argv[1])) {
+    return report_error(fmt::format("unknown subcommand '{}' (available: {})", argv[1],
+                                    fmt::join(subcommand_names(commands), ", ")));
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version arrive here as "errors" with exit status 0.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    report_error(e.what());
+    std::cerr << "Run 'minic --help' for usage.\n";
+    return kUsageOrInputError;
+  }
+
+  try {
+    for (const minic::cli::Command& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+  } catch (const minic::Error& e) {
+    return report_error(e.what());
+  } catch (const std::exception& e) {
+    return report_error(e.what());
+  }
+  return kUsageOrInputError;  // unreachable: CLI11 requires one subcommand
+}

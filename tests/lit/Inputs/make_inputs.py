@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Makes the small ONNX models and tensors that tests/lit/cli/*.test use.
+
+Run from anywhere: python3 tests/lit/Inputs/make_inputs.py
+Writes next to this script. Needs numpy and onnx (pip install onnx==1.22.0).
+The outputs are committed; rerun this only to change them.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save_model(name, nodes, inputs, outputs, initializers=(), extra_opsets=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    opsets = [helper.make_opsetid("", 13)] + list(extra_opsets)
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="make_inputs.py")
+    model.ir_version = 8
+    onnx.save(model, os.path.join(HERE, name + ".onnx"))
+
+
+def save_npy(name, array):
+    np.save(os.path.join(HERE, name + ".npy"), array)
+
+
+def main():
+    # add: Z = A + B with broadcasting; two inputs to bind by name and by position.
+    save_model(
+        "add",
+        [helper.make_node("Add", ["A", "B"], ["Z"], name="add0")],
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("B", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("Z", TensorProto.FLOAT, [2, 3])])
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    b = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    save_npy("add_a", a)
+    save_npy("add_b", b)
+    save_npy("add_expected", a + b)
+    wrong = a + b
+    wrong[1, 2] += 0.5
+    save_npy("add_wrong", wrong)
+    # The same expected output as a TensorProto, the form ONNX's tests use.
+    with open(os.path.join(HERE, "add_expected.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(a + b, "Z").SerializeToString())
+
+    # reshape: the shape is an input; given with --input, it is frozen into the graph.
+    save_model(
+        "reshape",
+        [helper.make_node("Reshape", ["X", "S"], ["Y"], name="reshape0")],
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("S", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    save_npy("reshape_shape", np.array([3, 2], dtype=np.int64))
+
+    # symbolic: a Relu whose input has a symbolic batch dimension.
+    save_model(
+        "symbolic",
+        [helper.make_node("Relu", ["X"], ["Y"], name="relu0")],
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", 4])])
+
+    # noshape: a Relu whose input has no shape at all in the file.
+    save_model(
+        "noshape",
+        [helper.make_node("Relu", ["X"], ["Y"], name="relu0")],
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+
+    # unsupported: an op from a domain minic knows nothing of, between two Relus.
+    save_model(
+        "unsupported",
+        [helper.make_node("Relu", ["X"], ["T0"], name="relu0"),
+         helper.make_node("Frobnicate", ["T0"], ["T1"], name="frob0", domain="minic.test"),
+         helper.make_node("Relu", ["T1"], ["Y"], name="relu1")],
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4])],
+        extra_opsets=[helper.make_opsetid("minic.test", 1)])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+// `minic run MODEL`: runs a model on given or generated inputs, prints, saves and checks
+// its outputs. Course module 8.
+//
+// Steps: summarise the model to learn its inputs; read the --input files and bind them by
+// name or position; import the model with those tensors as known inputs (an input that
+// decides a shape is frozen into the graph) and the --input-shape sizes; fill the inputs
+// still open; run the chosen backend, timing it; print each output; write them with
+// --output-dir; compare them with --compare. Exit 1 if a comparison fails.
+#include "commands.h"
+#include "run_inputs.h"
+
+#include "minic/frontend/onnx.h"
+#include "minic/runtime/compare.h"
+#include "minic/runtime/interpreter.h"
+#include "minic/runtime/tensor_io.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+namespace minic::cli {
+namespace {
+
+struct RunOptions {
+  std::string model;
+  std::string backend = "interp";
+  std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
+  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
+  std::string fill = "random";            // "random", "zeros" or "ones"
+  uint64_t seed = 0;
+  std::string output_dir;
+  std::vector<std::string> compare;       // a directory, or one file per output
+  Tolerance tolerance{1e-3, 1e-5};
+};
+
+const std::vector<std::string> kBackends = {"interp"};
+constexpr int kValuesShown = 6;
+
+// Runs the graph on the chosen backend (one of kBackends); returns the outputs and the
+// time in milliseconds.
+std::vector<Tensor> run_backend(const Graph& graph, const std::vector<Tensor>& inputs,
+                                const std::string& backend, double& milliseconds) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<Tensor> outputs = interpret(graph, inputs);
+  auto stop = std::chrono::steady_clock::now();
+  milliseconds = std::chrono::duration<double, std::milli>(stop - start).count();
+  return outputs;
+}
+
+// Prints one line per output and a summary; returns true if every output matches.
+bool compare_outputs(const Graph& graph, const std::vector<Tensor>& outputs,
+                     const std::vector<std::string>& expected_files, const Tolerance& tolerance) {
+  int failures = 0;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    Tensor expected = read_tensor_file(expected_files[k]);
+    TensorComparison comparison = compare_tensors(outputs[k], expected, tolerance);
+    if (!comparison.ok()) ++failures;
+    fmt::print("compare {} with {}: {} ({})\n", graph.outputs()[k]->name, expected_files[k],
+               comparison.ok() ? "ok" : "MISMATCH", describe(comparison));
+  }
+  if (failures == 0) {
+    fmt::print("all {} outputs match (rtol {}, atol {})\n", outputs.size(), tolerance.rtol,
+               tolerance.atol);
+  } else {
+    fmt::print("{} of {} outputs differ (rtol {}, atol {})\n", failures, outputs.size(),
+               tolerance.rtol, tolerance.atol);
+  }
+  return failures == 0;
+}
+
+int run_model(const RunOptions& options) {
+  if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
+    fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
+  }
+  OnnxModelSummary summary = summarize_onnx(options.model);
+
+  OnnxImportOptions import_options;
+  for (const auto& [name, path] : bind_input_files(options.inputs, summary.inputs)) {
+    import_options.known_inputs[name] = read_tensor_file(path);
+  }
+  import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
+  check_inputs_are_sized(summary.inputs, import_options.known_inputs,
+                         import_options.input_shapes);
+  Graph graph = import_onnx(options.model, import_options);
+
+  // Inputs frozen into constants are no longer graph inputs; the rest are given or filled.
+  const Fill fill = options.fill == "zeros" ? Fill::zeros
+                    : options.fill == "ones"  ? Fill::ones
+                                              : Fill::random;
+  std::mt19937_64 random(options.seed);
+  std::vector<Tensor> inputs;
+  for (const Value* input : graph.inputs()) {
+    auto given = import_options.known_inputs.find(input->name);
+    if (given != import_options.known_inputs.end()) {
+      inputs.push_back(given->second);
+    } else {
+      inputs.push_back(fill_tensor(input->type, fill, random));
+    }
+  }
+
+  double milliseconds = 0;
+  std::vector<Tensor> outputs = run_backend(graph, inputs, options.backend, milliseconds);
+  fmt::print("ran {} with {} in {:.3f} ms\n", options.model, options.backend, milliseconds);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    fmt::print("{}: {} = {}\n", graph.outputs()[k]->name, type_string(outputs[k].type()),
+               preview_values(outputs[k], kValuesShown));
+  }
+
+  if (!options.output_dir.empty()) {
+    std::filesystem::create_directories(options.output_dir);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      std::string path =
+          (std::filesystem::path(options.output_dir) / fmt::format("output_{}.npy", k)).string();
+      write_npy(path, outputs[k]);
+      fmt::print("wrote {}\n", path);
+    }
+  }
+
+  if (options.compare.empty()) return 0;
+  std::vector<std::string> expected_files = expected_output_files(options.compare, outputs.size());
+  return compare_outputs(graph, outputs, expected_files, options.tolerance) ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "run", "Run a model on given or random inputs; print, save or check its outputs");
+  command->add_option("model", options->model, "The ONNX model file")->required();
+  command->add_option("--backend", options->backend, "How to run it (available: interp)")
+      ->capture_default_str();
+  command
+      ->add_option("--input", options->inputs,
+                   "An input from a .npy or TensorProto .pb file: NAME=PATH, or PATH for the "
+                   "next input not named (repeatable)")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--input-shape", options->input_shapes,
+                   "The shape of an input with symbolic dimensions: NAME=1x3x224x224 "
+                   "(repeatable)")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--fill", options->fill,
+                   "How to fill inputs not given: random (uniform in [-1,1) for floats, 0..2 "
+                   "for integers, false/true for bool), zeros or ones")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"random", "zeros", "ones"}));
+  command->add_option("--seed", options->seed, "Seed for --fill random")->capture_default_str();
+  command->add_option("--output-dir", options->output_dir,
+                      "Write the outputs to DIR/output_K.npy, in graph-output order");
+  command->add_option("--compare", options->compare,
+                      "Check the outputs against a directory of output_K.pb or output_K.npy "
+                      "files, or against one file per output in order; exit 1 on a mismatch");
+  command->add_option("--rtol", options->tolerance.rtol, "Relative tolerance for --compare")
+      ->capture_default_str();
+  command->add_option("--atol", options->tolerance.atol, "Absolute tolerance for --compare")
+      ->capture_default_str();
+  return {command, [options] { return run_model(*options); }};
+}
+
+}  // namespace minic::cli
