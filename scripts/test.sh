@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds minic and runs its whole test suite through ctest: Catch2 unit tests, lit +
+# FileCheck golden tests, ONNX conformance (node tests and light models) and the example
+# models against ONNX Runtime.
+#
+#   scripts/test.sh              release build in build/, every test
+#   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/, unit and
+#                                conformance tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+build_dir=build
+cmake_flags=(-DCMAKE_BUILD_TYPE=Release)
+ctest_flags=()
+if [ "${1:-}" = "--sanitize" ]; then
+  build_dir=build-sanitize
+  cmake_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIC_SANITIZE=ON)
+  ctest_flags=(-L "unit|conformance")
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+fi
+
+jobs="${MINIC_JOBS:-2}"
+cmake -S . -B "$build_dir" -G Ninja "${cmake_flags[@]}" >/dev/null
+ninja -C "$build_dir" -j "$jobs"
+cd "$build_dir"
+ctest --output-on-failure -j "$jobs" "${ctest_flags[@]}"
