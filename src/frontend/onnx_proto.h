@@ -11,6 +11,7 @@
 
 #include "minic/frontend/onnx.h"
 #include "minic/ir/tensor.h"
+#include "minic/support/file.h"
 
 // onnx_pb.h defines ONNX_API, then includes onnx-ml.pb.h (ONNX_ML comes with onnx_proto).
 #include <onnx/onnx_pb.h>
@@ -37,9 +38,6 @@ std::string onnx_type_name(int32_t onnx_type);
 DType require_dtype(int32_t onnx_type, std::string_view what);
 
 // --- tensors (tensor_proto.cpp) ------------------------------------------------------------
-
-// The whole contents of a file. Errors name the file: missing, a directory, unreadable.
-std::string read_file_bytes(const std::string& path);
 
 // Where a tensor's external data may live: only inside `directory` (the model's own).
 struct ExternalDataPolicy {

@@ -117,7 +117,7 @@ onnx::ModelProto read_model_proto(const std::string& path) {
          "their weights as external data",
          path);
   }
-  std::string bytes = read_file_bytes(path);
+  std::string bytes = read_file(path);
   if (bytes.empty()) fail("{}: the file is empty", path);
   if (std::string_view(bytes).starts_with(kLfsPointerStart)) {
     fail("{}: this is a Git LFS pointer file, not the model itself; fetch the real file "

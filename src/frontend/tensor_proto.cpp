@@ -259,17 +259,6 @@ void fill_from_external(Tensor& tensor, const onnx::TensorProto& proto,
 
 }  // namespace
 
-std::string read_file_bytes(const std::string& path) {
-  std::error_code error;
-  if (!fs::exists(path, error)) fail("{}: no such file", path);
-  if (fs::is_directory(path, error)) fail("{}: is a directory, not a file", path);
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) fail("{}: cannot open the file for reading", path);
-  std::ostringstream contents;
-  contents << stream.rdbuf();
-  if (stream.bad()) fail("{}: error while reading the file", path);
-  return std::move(contents).str();
-}
 
 std::optional<DType> dtype_from_onnx(int32_t onnx_type) {
   switch (onnx_type) {
@@ -377,7 +366,7 @@ onnx::TensorProto tensor_to_proto(const Tensor& tensor, const std::string& name)
 }
 
 Tensor read_tensor_proto(const std::string& path) {
-  std::string bytes = read_file_bytes(path);
+  std::string bytes = read_file(path);
   if (bytes.empty()) fail("{}: the file is empty", path);
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) {

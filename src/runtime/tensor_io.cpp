@@ -13,6 +13,7 @@
 #include "minic/runtime/tensor_io.h"
 
 #include "minic/frontend/onnx.h"
+#include "minic/support/file.h"
 
 #include <algorithm>
 #include <bit>
@@ -184,17 +185,6 @@ uint32_t read_le(std::string_view bytes, size_t offset, size_t size) {
   return value;
 }
 
-std::string read_file(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) fail("{}: no such file", path);
-  if (std::filesystem::is_directory(path, error)) fail("{}: is a directory, not a file", path);
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) fail("{}: cannot open the file for reading", path);
-  std::ostringstream contents;
-  contents << stream.rdbuf();
-  if (stream.bad()) fail("{}: error while reading the file", path);
-  return std::move(contents).str();
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "minic/frontend/onnx.h"
 #include "minic/ir/low_precision.h"
 #include "minic/ir/tensor.h"
+#include "minic/support/file.h"
 
 #include "onnx_test_util.h"
 
@@ -33,11 +34,6 @@ Tensor from_bits(DType type, Shape shape, const std::vector<uint8_t>& bits) {
   REQUIRE(static_cast<int64_t>(bits.size()) == tensor.num_elements());
   if (!bits.empty()) std::memcpy(tensor.bytes().data(), bits.data(), bits.size());
   return tensor;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>());
 }
 
 std::vector<uint8_t> bits_of(const Tensor& tensor) {

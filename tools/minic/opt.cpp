@@ -14,12 +14,12 @@
 #include "minic/ir/graph_text.h"
 #include "minic/ir/verifier.h"
 #include "minic/ops/shape_inference.h"
+#include "minic/support/file.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 namespace minic::cli {
 namespace {
@@ -37,11 +37,7 @@ bool ends_with(const std::string& text, std::string_view suffix) {
 }
 
 Graph read_graph_text(const std::string& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) fail("{}: cannot open the file", path);
-  std::stringstream text;
-  text << stream.rdbuf();
-  Graph graph = parse_graph(text.str(), path);
+  Graph graph = parse_graph(read_file(path), path);
   // A hand-written graph that does not name its opset means the ops as they are now.
   if (graph.opset == 0) graph.opset = kMaxOpset;
   try {
