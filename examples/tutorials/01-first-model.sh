@@ -19,7 +19,7 @@ step "$minic" inspect examples/models/mlp.onnx
 
 # 2. The same model imported into minic's graph IR, printed as text: one node a line,
 #    every value typed, weights as named blobs at the end (elided here for reading).
-step "$minic" opt examples/models/mlp.onnx --elide-constants
+step "$minic" opt examples/models/mlp.onnx --passes=none --elide-constants
 
 # 3. Run it on random inputs with the reference interpreter, the oracle every later
 #    optimisation is checked against. The seed makes the inputs repeatable.
@@ -48,7 +48,7 @@ graph hand(%x: f32[2,3]) -> (%y: f32[2,3]) opset 17 {
   return %y
 }
 GRAPH
-step "$minic" opt "$work/hand.mgraph"
+step "$minic" opt "$work/hand.mgraph" --passes=none
 
 # 7. Bad input is an error with a reason, never a crash: exit status 2.
 printf 'not a model' > "$work/broken.onnx"

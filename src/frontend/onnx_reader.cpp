@@ -40,9 +40,12 @@ int domain_opset(const onnx::ModelProto& model, const std::string& domain) {
   return 0;
 }
 
-bool is_supported(const onnx::NodeProto& node) {
+// An op is supported if minic has it in the default domain at the model's opset.
+bool is_supported(const onnx::NodeProto& node, int opset) {
   if (!is_default_domain(node.domain())) return false;
-  return node.op_type() == "Constant" || op_registry().find(node.op_type()) != nullptr;
+  if (node.op_type() == "Constant") return true;
+  const OpSchema* schema = op_registry().find(node.op_type());
+  return schema && opset >= schema->min_opset && opset <= schema->max_opset;
 }
 
 // The name by which a node is listed: its own, else its first output's.
@@ -160,7 +163,7 @@ onnx::ModelProto read_model_proto(const std::string& path) {
 std::vector<OnnxUnsupportedOp> find_unsupported_ops(const onnx::ModelProto& model) {
   std::map<std::string, OnnxUnsupportedOp> by_op;
   for (const onnx::NodeProto& node : model.graph().node()) {
-    if (is_supported(node)) continue;
+    if (is_supported(node, default_opset(model))) continue;
     std::string op = qualified_op(node);
     OnnxUnsupportedOp& entry = by_op[op];
     if (entry.op.empty()) {

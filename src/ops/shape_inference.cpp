@@ -2,7 +2,7 @@
 //
 // Invariant established: every value has a type, and every node's schema accepts it.
 // Algorithm:
-//   1. for each node in order: find its schema, check opset and input/output counts;
+//   1. for each node in order: find its schema, check its input and output counts;
 //   2. call the shape rule with a lookup of known values, freezing a graph input into a
 //      constant when a rule needs its value and the caller supplies it;
 //   3. set output types (checking each shape is sane);
@@ -16,12 +16,11 @@ namespace minic {
 
 namespace {
 
+// The opset range of the schema is checked by the importer, not here: a pass may create an
+// op newer than the graph's opset (Gelu, LayerNormalization) when its form does not depend
+// on the opset.
 void check_counts(const Node& node, const OpSchema& schema, int opset) {
   NodeContext ctx(node, opset);
-  if (opset < schema.min_opset || opset > schema.max_opset) {
-    ctx.fail("opset {} is outside the versions minic supports for {} ({} to {})", opset, node.op,
-          schema.min_opset, schema.max_opset);
-  }
   int inputs = static_cast<int>(node.inputs.size());
   // Trailing omitted inputs do not count.
   while (inputs > 0 && !node.inputs[inputs - 1]) --inputs;
@@ -41,10 +40,34 @@ void check_counts(const Node& node, const OpSchema& schema, int opset) {
   }
 }
 
+// A fused node's types are its body's: the body's inputs take the node's input types, the
+// body is inferred like any graph, and its output types become the node's.
+void infer_fused_shapes(Node& node, int opset) {
+  Graph& body = *node.body;
+  body.opset = opset;
+  if (body.inputs().size() != node.inputs.size() || body.outputs().size() != node.outputs.size()) {
+    fail("{}: its body has {} inputs and {} outputs, the node {} and {}", node.describe(),
+         body.inputs().size(), body.outputs().size(), node.inputs.size(), node.outputs.size());
+  }
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!node.inputs[i] || !node.inputs[i]->has_type) {
+      fail("{}: input {} is missing or used before it is defined", node.describe(), i);
+    }
+    body.inputs()[i]->type = node.inputs[i]->type;
+  }
+  infer_shapes(body);
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    node.outputs[i]->type = body.outputs()[i]->type;
+    node.outputs[i]->has_type = true;
+  }
+}
+
 }  // namespace
 
 std::vector<Tensor> evaluate_node(const Node& node, int opset,
                                   std::span<const Tensor* const> inputs) {
+  // A fused node runs its body; the interpreter (src/runtime) does that.
+  MINIC_CHECK(!node.is_fused());
   const OpSchema* schema = op_registry().find(node.op);
   if (!schema) fail("{}: minic does not support the op {}", node.describe(), node.op);
   KernelContext ctx(node, opset, inputs);
@@ -90,6 +113,10 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
   };
 
   for (Node* node : graph.nodes()) {
+    if (node->is_fused()) {
+      infer_fused_shapes(*node, graph.opset);
+      continue;
+    }
     const OpSchema* schema = op_registry().find(node->op);
     if (!schema) fail("{}: minic does not support the op {}", node->describe(), node->op);
     check_counts(*node, *schema, graph.opset);

@@ -45,7 +45,15 @@ std::vector<Tensor> interpret(const Graph& graph, const std::vector<Tensor>& inp
   for (const Node* node : graph.nodes()) {
     std::vector<const Tensor*> args;
     for (const Value* input : node->inputs) args.push_back(input ? tensor_of(input) : nullptr);
-    std::vector<Tensor> results = evaluate_node(*node, graph.opset, args);
+    std::vector<Tensor> results;
+    if (node->is_fused()) {
+      // A fusion group computes what its body computes.
+      std::vector<Tensor> body_inputs;
+      for (const Tensor* arg : args) body_inputs.push_back(*arg);
+      results = interpret(*node->body, body_inputs);
+    } else {
+      results = evaluate_node(*node, graph.opset, args);
+    }
     for (size_t i = 0; i < results.size(); ++i) {
       // An output nobody reads (an unused optional output) is dropped at once.
       if (remaining_uses[node->outputs[i]] == 0) continue;

@@ -40,13 +40,21 @@ struct Value {
   bool is_constant() const { return constant != nullptr; }
 };
 
+// The op of a fused node (see Node::body).
+inline constexpr std::string_view kFusedOp = "Fused";
+
 struct Node {
-  std::string op;            // the ONNX op type: "Conv", "MatMul", ...
+  std::string op;            // the ONNX op type: "Conv", "MatMul", ... or kFusedOp
   std::string name;          // the node's name in the model (may be empty), for messages
   std::vector<Value*> inputs;  // an omitted optional input is nullptr
   std::vector<Value*> outputs;
   Attributes attributes;
+  // A fused node (op kFusedOp) is one fusion group: a graph of its own that becomes one
+  // kernel. The body's inputs stand for the node's inputs and its outputs for the node's
+  // outputs, one for one and of the same types. Null for every other node.
+  std::unique_ptr<Graph> body;
 
+  bool is_fused() const { return body != nullptr; }
   bool has_input(size_t index) const { return index < inputs.size() && inputs[index]; }
   // "Conv node 'conv1'" or "Conv node defining %y" when the node has no name.
   std::string describe() const;
@@ -73,6 +81,10 @@ class Graph {
   Node* add_node(const std::string& op, std::vector<Value*> inputs,
                  const std::vector<std::string>& output_names, Attributes attributes = {},
                  const std::string& node_name = "");
+  // A new fused node whose body is `body` (see Node::body), appended at the end.
+  Node* add_fused_node(std::unique_ptr<Graph> body, std::vector<Value*> inputs,
+                       const std::vector<std::string>& output_names,
+                       const std::string& node_name = "");
   // Appends `value` to the graph's outputs.
   void add_output(Value* value);
 

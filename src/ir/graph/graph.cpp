@@ -67,6 +67,16 @@ Node* Graph::add_node(const std::string& op, std::vector<Value*> inputs,
   return node;
 }
 
+Node* Graph::add_fused_node(std::unique_ptr<Graph> body, std::vector<Value*> inputs,
+                            const std::vector<std::string>& output_names,
+                            const std::string& node_name) {
+  MINIC_CHECK(body && body->inputs().size() == inputs.size() &&
+              body->outputs().size() == output_names.size());
+  Node* node = add_node(std::string(kFusedOp), std::move(inputs), output_names, {}, node_name);
+  node->body = std::move(body);
+  return node;
+}
+
 void Graph::add_output(Value* value) { outputs_.push_back(value); }
 
 std::vector<Node*> Graph::nodes() const {

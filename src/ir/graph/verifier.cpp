@@ -9,7 +9,8 @@
 //   3. each node output names its node as producer, at its position, and is typed;
 //   4. no value is defined twice and no two values share a name; no node appears twice;
 //   5. each value's `users` lists every node that reads it, once per use, and nothing else;
-//   6. the graph outputs are defined values.
+//   6. the graph outputs are defined values;
+//   7. a fused node's body is a valid graph whose inputs and outputs match the node's.
 // The first violation throws Error naming the node (Node::describe()) and the value.
 #include "minic/ir/verifier.h"
 
@@ -116,6 +117,38 @@ class Verifier {
       if (output->is_constant()) error("{} also holds constant data", what);
       check_typed(output, what);
       define(output, what);
+    }
+    if (node->is_fused()) check_fused(node, where);
+  }
+
+  // A fused node's body is a graph of its own, verified as one, whose inputs and outputs
+  // match the node's one for one in type.
+  void check_fused(const Node* node, const std::string& where) {
+    const Graph& body = *node->body;
+    if (node->op != kFusedOp) error("{} has a body but its op is not {}", where, kFusedOp);
+    if (body.inputs().size() != node->inputs.size() ||
+        body.outputs().size() != node->outputs.size()) {
+      error("{}: its body has {} inputs and {} outputs, the node {} and {}", where,
+            body.inputs().size(), body.outputs().size(), node->inputs.size(),
+            node->outputs.size());
+    }
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      if (!node->inputs[i]) error("{}: a fused node cannot omit input {}", where, i);
+      if (body.inputs()[i]->type != node->inputs[i]->type) {
+        error("{}: body input {} is {} but the node's input is {}", where, i,
+              type_string(body.inputs()[i]->type), type_string(node->inputs[i]->type));
+      }
+    }
+    for (size_t i = 0; i < node->outputs.size(); ++i) {
+      if (body.outputs()[i] && body.outputs()[i]->type != node->outputs[i]->type) {
+        error("{}: body output {} is {} but the node's output is {}", where, i,
+              type_string(body.outputs()[i]->type), type_string(node->outputs[i]->type));
+      }
+    }
+    try {
+      verify_graph(body);
+    } catch (const Error& e) {
+      error("in the body of {}: {}", where, e.what());
     }
   }
 

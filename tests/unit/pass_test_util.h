@@ -1,0 +1,67 @@
+// Helpers for testing graph passes differentially: the same random inputs through the
+// reference interpreter before and after a pass must give the same outputs.
+#pragma once
+
+#include "minic/ir/graph_text.h"
+#include "minic/ir/verifier.h"
+#include "minic/ops/shape_inference.h"
+#include "minic/runtime/compare.h"
+#include "minic/runtime/interpreter.h"
+
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <random>
+
+namespace minic::testing {
+
+// A graph from its text form, with types inferred and verified.
+inline Graph graph_from_text(const std::string& text) {
+  Graph graph = parse_graph(text, "<test>");
+  infer_shapes(graph);
+  verify_graph(graph);
+  return graph;
+}
+
+// Random inputs for every graph input: uniform [-2, 2) for floats, 0..3 for integers.
+inline std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  std::vector<Tensor> inputs;
+  for (const Value* input : graph.inputs()) {
+    Tensor tensor(input->type);
+    visit_dtype(input->type.dtype, [&]<typename T>() {
+      for (T& element : tensor.values<T>()) {
+        if constexpr (std::is_same_v<T, bool>) {
+          element = random() % 2 == 0;
+        } else if constexpr (std::is_integral_v<T>) {
+          element = static_cast<T>(random() % 4);
+        } else {
+          element = T(static_cast<compute_t<T>>(real(random)));
+        }
+      }
+    });
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+// Runs `pass` on `graph`, verifies the result, and checks that its outputs on random
+// inputs agree with the outputs before the pass, within `tolerance`.
+inline void check_pass_preserves_outputs(Graph& graph, const std::function<void(Graph&)>& pass,
+                                         uint64_t seed = 1,
+                                         Tolerance tolerance = Tolerance{1e-4, 1e-5}) {
+  std::vector<Tensor> inputs = random_inputs(graph, seed);
+  std::vector<Tensor> before = interpret(graph, inputs);
+  pass(graph);
+  verify_graph(graph);
+  std::vector<Tensor> after = interpret(graph, inputs);
+  REQUIRE(after.size() == before.size());
+  for (size_t k = 0; k < before.size(); ++k) {
+    TensorComparison comparison = compare_tensors(after[k], before[k], tolerance);
+    INFO("output " << k << ": " << describe(comparison));
+    CHECK(comparison.ok());
+  }
+}
+
+}  // namespace minic::testing
