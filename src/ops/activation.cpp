@@ -125,7 +125,7 @@ std::vector<Tensor> prelu_kernel(const KernelContext& ctx) {
       return is_negative(C(x)) ? T(wrapping_mul(C(slope), C(x))) : x;
     });
   });
-  return {out};
+  return single_output(std::move(out));
 }
 
 // --- Clip: min(max(x, low), high); a missing bound is no bound --------------------------------
@@ -175,7 +175,7 @@ std::vector<Tensor> clip_kernel(const KernelContext& ctx) {
       result[i] = T(value);
     }
   });
-  return {out};
+  return single_output(std::move(out));
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ std::vector<Tensor> pow_kernel(const KernelContext& ctx) {
       });
     });
   });
-  return {out};
+  return single_output(std::move(out));
 }
 
 // --- comparisons, logic, bit shifts ---------------------------------------------------------
@@ -213,7 +213,7 @@ std::vector<Tensor> bitshift_kernel(const KernelContext& ctx) {
       });
     }
   });
-  return {out};
+  return single_output(std::move(out));
 }
 
 void add_binary(OpRegistry& registry, const char* name, int since, Operands operands,

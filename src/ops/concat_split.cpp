@@ -64,7 +64,7 @@ std::vector<TensorType> concat_shape(const ShapeContext& ctx) {
 
 std::vector<Tensor> concat_kernel(const KernelContext& ctx) {
   Tensor output = ctx.make_output(0);
-  if (output.num_elements() == 0) return {output};
+  if (output.num_elements() == 0) return single_output(std::move(output));
   const int64_t axis = concat_axis(ctx, output.rank());
   const int64_t outer = outer_size(output.shape(), axis);
   std::byte* out = output.bytes().data();
@@ -77,7 +77,7 @@ std::vector<Tensor> concat_kernel(const KernelContext& ctx) {
       out += block;
     }
   }
-  return {output};
+  return single_output(std::move(output));
 }
 
 // --- Split ------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ std::vector<Tensor> expand_kernel(const KernelContext& ctx) {
   const Tensor& input = ctx.input(0);
   Tensor output = ctx.make_output(0);
   copy_strided(input, 0, broadcast_strides(input.shape(), output.shape()), output);
-  return {output};
+  return single_output(std::move(output));
 }
 
 // --- Tile -------------------------------------------------------------------------------------
@@ -65,7 +65,7 @@ std::vector<Tensor> tile_kernel(const KernelContext& ctx) {
     for (size_t d = 0; d < index.size(); ++d) offset += (index[d] % dims[d]) * strides[d];
     copy_element(input, offset, output, flat++);
   });
-  return {output};
+  return single_output(std::move(output));
 }
 
 }  // namespace

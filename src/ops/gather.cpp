@@ -63,7 +63,7 @@ std::vector<Tensor> gather_kernel(const KernelContext& ctx) {
   for (int64_t d = axis + 1; d < data.rank(); ++d) block *= data.shape()[d];
 
   Tensor output = ctx.make_output(0);
-  if (output.num_elements() == 0) return {output};
+  if (output.num_elements() == 0) return single_output(std::move(output));
   std::byte* out = output.bytes().data();
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < indices.num_elements(); ++j) {
@@ -72,7 +72,7 @@ std::vector<Tensor> gather_kernel(const KernelContext& ctx) {
       out += block;
     }
   }
-  return {output};
+  return single_output(std::move(output));
 }
 
 // --- GatherElements ---------------------------------------------------------------------------
@@ -107,7 +107,7 @@ std::vector<Tensor> gather_elements_kernel(const KernelContext& ctx) {
     copy_element(data, offset_of(source, strides), output, flat);
     ++flat;
   });
-  return {output};
+  return single_output(std::move(output));
 }
 
 }  // namespace

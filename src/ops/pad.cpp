@@ -145,7 +145,7 @@ std::vector<Tensor> pad_kernel(const KernelContext& ctx) {
       read_padding(ctx, input.rank(), [&](size_t i) -> const Tensor& { return ctx.input(i); });
   const PadMode mode = pad_mode(ctx);
   Tensor output = ctx.make_output(0);
-  if (output.num_elements() == 0) return {output};
+  if (output.num_elements() == 0) return single_output(std::move(output));
 
   // sources[d][i]: the input coordinate output coordinate i reads along dimension d.
   std::vector<std::vector<int64_t>> sources(static_cast<size_t>(input.rank()));
@@ -172,7 +172,7 @@ std::vector<Tensor> pad_kernel(const KernelContext& ctx) {
       copy_element(input, offset, output, flat++);
     }
   });
-  return {output};
+  return single_output(std::move(output));
 }
 
 }  // namespace

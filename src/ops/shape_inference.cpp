@@ -54,6 +54,7 @@ void infer_fused_shapes(Node& node, int opset) {
       fail("{}: input {} is missing or used before it is defined", node.describe(), i);
     }
     body.inputs()[i]->type = node.inputs[i]->type;
+    body.inputs()[i]->has_type = true;
   }
   infer_shapes(body);
   for (size_t i = 0; i < node.outputs.size(); ++i) {

@@ -113,7 +113,7 @@ std::vector<Tensor> slice_kernel(const KernelContext& ctx) {
   for (int64_t d = 0; d < input.rank(); ++d) strides.push_back(plan.steps[d] * input_strides[d]);
   Tensor output = ctx.make_output(0);
   copy_strided(input, offset_of(plan.starts, input_strides), strides, output);
-  return {output};
+  return single_output(std::move(output));
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ std::vector<Tensor> transpose_kernel(const KernelContext& ctx) {
   for (int64_t axis : permutation(ctx, input.rank())) strides.push_back(input_strides[axis]);
   Tensor output = ctx.make_output(0);
   copy_strided(input, 0, strides, output);
-  return {output};
+  return single_output(std::move(output));
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ std::vector<Tensor> trilu_kernel(const KernelContext& ctx) {
     const bool keep = upper ? j - i >= k : j - i <= k;
     if (!keep) std::memset(data + flat * element, 0, element);
   }
-  return {output};
+  return single_output(std::move(output));
 }
 
 }  // namespace

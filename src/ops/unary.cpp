@@ -123,7 +123,7 @@ std::vector<Tensor> not_kernel(const KernelContext& ctx) {
   auto in = ctx.input(0).values<bool>();
   auto result = out.values<bool>();
   for (size_t i = 0; i < in.size(); ++i) result[i] = !in[i];
-  return {out};
+  return single_output(std::move(out));
 }
 
 void add_unary(OpRegistry& registry, const char* name, int since, ShapeRule shape_rule,

@@ -42,7 +42,7 @@ std::vector<Tensor> where_kernel(const KernelContext& ctx) {
                               : from_y[offset_of(index, y_strides)];
     });
   });
-  return {out};
+  return single_output(std::move(out));
 }
 
 }  // namespace

@@ -119,6 +119,14 @@ class KernelContext : public NodeContext {
   std::span<const Tensor* const> inputs_;
 };
 
+// The result of a kernel with one output. It moves the tensor; a braced list
+// (`return {output};`) would copy it, which costs for large results.
+inline std::vector<Tensor> single_output(Tensor output) {
+  std::vector<Tensor> outputs;
+  outputs.push_back(std::move(output));
+  return outputs;
+}
+
 using ShapeRule = std::function<std::vector<TensorType>(const ShapeContext&)>;
 using Kernel = std::function<std::vector<Tensor>(const KernelContext&)>;
 
