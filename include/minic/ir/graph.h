@@ -51,7 +51,8 @@ struct Node {
   Attributes attributes;
   // A fused node (op kFusedOp) is one fusion group: a graph of its own that becomes one
   // kernel. The body's inputs stand for the node's inputs and its outputs for the node's
-  // outputs, one for one and of the same types. Null for every other node.
+  // outputs, one for one and of the same types and names (so a fused node's inputs are
+  // distinct values). Null for every other node.
   std::unique_ptr<Graph> body;
 
   bool is_fused() const { return body != nullptr; }
@@ -109,6 +110,8 @@ class Graph {
   void freeze_input(Value* input, Tensor data);
   // Removes values that are no longer inputs, outputs, or used or defined by any node.
   void remove_unused_values();
+  // Gives `value` the name `new_name`; throws Error if another value has that name.
+  void rename_value(Value* value, const std::string& new_name);
   // Reorders nodes topologically (stable: keeps the current order where it is valid).
   // Throws Error naming a node on a cycle if there is one.
   void sort_topologically();

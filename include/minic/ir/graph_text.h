@@ -36,11 +36,29 @@
 //     `mode="constant"`, lists `pads=[1,1,1,1]`, `scales=[0.5, 1.0]`, `names=["a", "b"]`,
 //     empty lists with their kind `ints[]`, `floats[]`, `strings[]`, and tensors
 //     `value=tensor<f32[1] dense<[0.0]>>` (any constant form).
-//   - An op, attribute, graph or resource name outside [A-Za-z_][A-Za-z0-9_.]* is quoted.
+//   - A fused node (Node::body, one fusion group) is `fused(...)` with its body after it,
+//     in braces and indented:
+//
+//       %y = fused(%x, %w, %b) : f32[1,64,56,56] @conv_add_relu {
+//         %0 = Conv(%x, %w, %b) {kernel_shape=[3,3], pads=[1,1,1,1]} : f32[1,64,56,56]
+//         %1 = Add(%0, %x) : f32[1,64,56,56]
+//         %y = Relu(%1) : f32[1,64,56,56]
+//       }
+//
+//     The body is a scope of its own. Its inputs are named like the node's inputs (inside,
+//     `%x` is the body input standing for the outer `%x`; the inputs are distinct values,
+//     never `_`); its outputs are the body values named like the node's outputs (inner `%y`
+//     defines the body output standing for outer `%y`), so a body has no `return`. Other
+//     body names are local: `%0` inside may also name an outer value. The body follows the
+//     graph's opset; it may hold constants and fused nodes of its own, written as in a
+//     graph (fuse-ops passes constants in as inputs instead). `@name` names the group.
+//   - An op, attribute, graph or resource name outside [A-Za-z_][A-Za-z0-9_.]* is quoted, as
+//     is an op named like a keyword that starts a statement (`const`, `return`, `fused`).
 //   - `//` starts a comment that runs to the end of the line.
 //
-// print_graph(parse_graph(text)) == text for every text print_graph produces, and
-// parse_graph reproduces every constant bit for bit.
+// print_graph(parse_graph(text)) == text for every text print_graph produces from a graph
+// that verifies (verify_graph checks the naming rule of fused bodies), and parse_graph
+// reproduces every constant bit for bit.
 #pragma once
 
 #include "minic/ir/graph.h"

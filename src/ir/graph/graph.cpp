@@ -158,6 +158,16 @@ void Graph::remove_unused_values() {
   });
 }
 
+void Graph::rename_value(Value* value, const std::string& new_name) {
+  if (value->name == new_name) return;
+  if (by_name_.count(new_name)) {
+    fail("graph '{}': cannot rename %{} to %{}: the name is taken", name, value->name, new_name);
+  }
+  by_name_.erase(value->name);
+  value->name = new_name;
+  by_name_[new_name] = value;
+}
+
 void Graph::sort_topologically() {
   // Kahn's algorithm, always taking the earliest ready node in the current order so that
   // an already sorted graph keeps its order exactly.

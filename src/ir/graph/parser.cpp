@@ -9,12 +9,19 @@
 //   params     := (VALUE ':' type)*            separated by ','
 //   statement  := VALUE '=' 'const' type data
 //               | (VALUE (',' VALUE)* '=')? OP '(' inputs ')' attributes? (':' types)? NODENAME?
+//               | (VALUE (',' VALUE)* '=')? 'fused' '(' inputs ')' attributes? (':' types)?
+//                 NODENAME? '{' statement* '}'
 //   resources  := 'resources' '{' (NAME ':' STRING)* '}'
 //
 // The graph is built while reading, through Graph::add_input / add_constant / add_node /
 // add_output, so a value must be defined before it is used: the text is in topological
 // order. Node output types are set as written; no shape inference runs. A `resource<name>`
 // is filled in at the end, once the `resources` section has been read.
+//
+// A fused node's body is a scope of its own: reading it, the parser switches to a new
+// Graph whose inputs are named and typed like the node's inputs, reads the statements up
+// to the closing brace into it, and makes the body values named like the node's outputs
+// the body's outputs. Inside, a name means the body's value; outside, the graph's.
 #include "minic/ir/graph_text.h"
 
 #include "lexer.h"
@@ -49,10 +56,20 @@ struct PendingResource {
   std::string attribute;
 };
 
+// Where statements go: the graph they are read into (the top-level graph or a fused node's
+// body), and the tokens that defined its values (for "already defined at line N").
+struct Scope {
+  Graph* graph = nullptr;
+  std::map<std::string, Token> defined;
+};
+
 class Parser {
  public:
   Parser(const std::string& text, const std::string& source)
-      : in_(graph_text::tokenize(text, source), source) {}
+      : in_(graph_text::tokenize(text, source), source) {
+    top_.graph = &graph_;
+    scope_ = &top_;
+  }
 
   Graph parse() {
     in_.expect_keyword("graph");
@@ -118,7 +135,7 @@ class Parser {
 
   // Records that the value named by `token` is defined here; a second definition fails.
   void define(const Token& token) {
-    auto [it, inserted] = defined_.emplace(token.text, token);
+    auto [it, inserted] = scope_->defined.emplace(token.text, token);
     if (!inserted) {
       in_.error_at(token, fmt::format("{} is already defined at line {}",
                                       describe(token), it->second.line));
@@ -126,7 +143,7 @@ class Parser {
   }
 
   Value* lookup(const Token& token) {
-    Value* value = graph_.find_value(token.text);
+    Value* value = scope_->graph->find_value(token.text);
     if (!value) {
       in_.error_at(token, fmt::format("unknown value {} (values must be defined before they "
                                       "are used)", describe(token)));
@@ -144,8 +161,9 @@ class Parser {
       if (in_.peek().is_keyword("const")) return read_constant(outputs);
     } else if (in_.peek().kind != TokenKind::kIdentifier &&
                in_.peek().kind != TokenKind::kString) {
-      in_.expected("a statement or 'return'");
+      in_.expected(scope_ == &top_ ? "a statement or 'return'" : "a statement or '}'");
     }
+    if (in_.peek().is_keyword(graph_text::kFusedKeyword)) return read_fused_node(outputs);
     read_node(outputs);
   }
 
@@ -156,60 +174,144 @@ class Parser {
     TensorLiteral literal = graph_text::read_tensor_data(in_, type);
     define(outputs[0]);
     if (!literal.resource) {
-      graph_.add_constant(outputs[0].text, std::move(literal.data));
+      scope_->graph->add_constant(outputs[0].text, std::move(literal.data));
       return;
     }
-    Value* value = graph_.add_constant(outputs[0].text, Tensor());
+    Value* value = scope_->graph->add_constant(outputs[0].text, Tensor());
     value->type = type;
     pending_.push_back({std::move(literal), value, nullptr, ""});
   }
 
-  void read_node(const std::vector<Token>& outputs) {
-    std::string op = read_name("an op name such as Conv");
-    in_.expect_punct("(");
+  // What follows the op name of a node: `(inputs) {attributes} : types @name`.
+  struct NodeTail {
+    std::vector<Token> input_tokens;  // kValue tokens, or `_` for an omitted input
     std::vector<Value*> inputs;
+    Attributes attributes;
+    std::vector<std::pair<std::string, TensorLiteral>> attribute_resources;
+    std::vector<std::optional<TensorType>> types;
+    std::string node_name;
+  };
+
+  // `fused` is true after `fused`, where a `{` may open the body rather than attributes.
+  NodeTail read_node_tail(size_t num_outputs, bool fused) {
+    NodeTail tail;
+    in_.expect_punct("(");
     if (!in_.peek().is_punct(")")) {
       do {
-        if (in_.accept_keyword("_")) {
-          inputs.push_back(nullptr);
+        if (in_.peek().is_keyword("_")) {
+          tail.input_tokens.push_back(in_.take());
+          tail.inputs.push_back(nullptr);
         } else {
-          inputs.push_back(lookup(in_.expect(TokenKind::kValue, "an input such as %x or _")));
+          Token token = in_.expect(TokenKind::kValue, "an input such as %x or _");
+          tail.inputs.push_back(lookup(token));
+          tail.input_tokens.push_back(std::move(token));
         }
       } while (in_.accept_punct(","));
     }
     in_.expect_punct(")");
-    Attributes attributes;
-    std::vector<std::pair<std::string, TensorLiteral>> attribute_resources;
-    if (in_.accept_punct("{")) attributes = read_attributes(attribute_resources);
-    std::vector<std::optional<TensorType>> types(outputs.size());
+    // `{` opens the attributes when a name and `=` follow it (or, after an op, `}`); after
+    // `fused(...)` it may open the body instead, whose statements start otherwise.
+    const Token& next = in_.peek(1);
+    bool name_follows = next.kind == TokenKind::kIdentifier || next.kind == TokenKind::kString;
+    bool attributes_follow =
+        in_.peek().is_punct("{") &&
+        ((name_follows && in_.peek(2).is_punct("=")) || (!fused && next.is_punct("}")));
+    if (attributes_follow) {
+      in_.take();
+      tail.attributes = read_attributes(tail.attribute_resources);
+    }
+    tail.types.resize(num_outputs);
     if (in_.peek().is_punct(":")) {
       Token colon = in_.take();
-      types.clear();
+      tail.types.clear();
       do {
-        types.push_back(read_type_or_unknown());
+        tail.types.push_back(read_type_or_unknown());
       } while (in_.accept_punct(","));
-      if (types.size() != outputs.size()) {
-        in_.error_at(colon, fmt::format("{} output types for {} outputs", types.size(),
-                                        outputs.size()));
+      if (tail.types.size() != num_outputs) {
+        in_.error_at(colon, fmt::format("{} output types for {} outputs", tail.types.size(),
+                                        num_outputs));
       }
     }
-    std::string node_name;
-    if (in_.peek().kind == TokenKind::kNodeName) node_name = in_.take().text;
+    if (in_.peek().kind == TokenKind::kNodeName) tail.node_name = in_.take().text;
+    return tail;
+  }
 
-    std::vector<std::string> names;
-    for (const Token& output : outputs) {
-      define(output);
-      names.push_back(output.text);
-    }
-    Node* node = graph_.add_node(op, std::move(inputs), names, std::move(attributes), node_name);
-    for (size_t i = 0; i < types.size(); ++i) {
-      if (!types[i]) continue;
-      node->outputs[i]->type = *types[i];
+  // Gives the node's outputs the types written, and records its attributes' resources.
+  void finish_node(Node* node, NodeTail& tail) {
+    for (size_t i = 0; i < tail.types.size(); ++i) {
+      if (!tail.types[i]) continue;
+      node->outputs[i]->type = *tail.types[i];
       node->outputs[i]->has_type = true;
     }
-    for (auto& [name, literal] : attribute_resources) {
+    for (auto& [name, literal] : tail.attribute_resources) {
       pending_.push_back({std::move(literal), nullptr, node, name});
     }
+  }
+
+  static std::vector<std::string> names_of(const std::vector<Token>& tokens) {
+    std::vector<std::string> names;
+    for (const Token& token : tokens) names.push_back(token.text);
+    return names;
+  }
+
+  void read_node(const std::vector<Token>& outputs) {
+    std::string op = read_name("an op name such as Conv");
+    NodeTail tail = read_node_tail(outputs.size(), false);
+    for (const Token& output : outputs) define(output);
+    Node* node = scope_->graph->add_node(op, std::move(tail.inputs), names_of(outputs),
+                                         std::move(tail.attributes), tail.node_name);
+    finish_node(node, tail);
+  }
+
+  // `%y = fused(%x, %w) : f32[8] @name { statements }`: the body is read into a Graph of
+  // its own (see the file comment), which then becomes the node's body.
+  void read_fused_node(const std::vector<Token>& outputs) {
+    in_.expect_keyword(graph_text::kFusedKeyword);
+    NodeTail tail = read_node_tail(outputs.size(), true);
+    auto body = std::make_unique<Graph>();
+    body->name = tail.node_name.empty() ? std::string(graph_text::kFusedKeyword)
+                                        : tail.node_name;
+    body->opset = scope_->graph->opset;
+    Scope scope{body.get(), {}};
+    for (size_t i = 0; i < tail.inputs.size(); ++i) {
+      const Token& token = tail.input_tokens[i];
+      if (!tail.inputs[i]) in_.error_at(token, "a fused node cannot omit an input");
+      if (!scope.defined.emplace(token.text, token).second) {
+        in_.error_at(token, fmt::format("{} is given twice; a fused node's inputs are "
+                                        "distinct values", describe(token)));
+      }
+      Value* input = body->add_input(token.text, tail.inputs[i]->type);
+      input->has_type = tail.inputs[i]->has_type;
+    }
+    in_.expect_punct("{");
+    Scope* outer = scope_;
+    scope_ = &scope;
+    while (!in_.accept_punct("}")) {
+      if (in_.peek().is_keyword("return")) {
+        in_.error_at(in_.peek(), "a fused node's body has no 'return': its outputs are the "
+                                 "values named like the node's outputs");
+      }
+      read_statement();
+    }
+    scope_ = outer;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      Value* output = body->find_value(outputs[i].text);
+      if (!output) {
+        in_.error_at(outputs[i], fmt::format("the body of this fused node does not define {}",
+                                             describe(outputs[i])));
+      }
+      if (tail.types[i] && output->has_type && *tail.types[i] != output->type) {
+        in_.error_at(outputs[i], fmt::format("{} is {} here but {} in the body",
+                                             describe(outputs[i]), type_string(*tail.types[i]),
+                                             type_string(output->type)));
+      }
+      body->add_output(output);
+    }
+    for (const Token& output : outputs) define(output);
+    Node* node = scope_->graph->add_fused_node(std::move(body), std::move(tail.inputs),
+                                               names_of(outputs), tail.node_name);
+    node->attributes = std::move(tail.attributes);
+    finish_node(node, tail);
   }
 
   // Attributes after the '{', through the '}'.
@@ -301,7 +403,8 @@ class Parser {
 
   TokenCursor in_;
   Graph graph_;
-  std::map<std::string, Token> defined_;
+  Scope top_;              // the top-level graph's scope
+  Scope* scope_ = nullptr;  // the scope statements are read into now
   std::vector<PendingResource> pending_;
 };
 

@@ -4,7 +4,9 @@
 // then the constants in creation order, then the nodes in their (topological) order, then
 // the bytes of large constants in a `resources` section in the order they were first
 // named. Every float prints in the shortest form that reads back to the same bits, so
-// parse_graph(print_graph(g)) prints exactly as g does.
+// parse_graph(print_graph(g)) prints exactly as g does. A fused node prints its body after
+// it, between braces and indented one step further: the body's constants, then its nodes,
+// each printed as the graph's own are (a fused node inside a body nests again).
 #include "minic/ir/graph_text.h"
 
 #include "text_syntax.h"
@@ -114,10 +116,7 @@ class Printer {
 
   std::string print() {
     print_signature();
-    for (const Value* value : graph_.values()) {
-      if (value->is_constant() && !graph_.is_graph_input(value)) print_constant(*value);
-    }
-    for (const Node* node : graph_.nodes()) print_node(*node);
+    print_statements(graph_, "  ");
     print_return();
     out_ += "}\n";
     print_resources();
@@ -140,14 +139,27 @@ class Printer {
     }
   }
 
-  void print_constant(const Value& value) {
-    std::string resource_hint = value.name;
-    out_ += fmt::format("  {} = const {} {}\n", value_ref(value.name), type_string(value.type),
-                        tensor_data_text(*value.constant, resource_hint));
+  // The constants and nodes of `graph` (the top-level graph or a fused node's body), one a
+  // line, each line starting with `indent`.
+  void print_statements(const Graph& graph, const std::string& indent) {
+    for (const Value* value : graph.values()) {
+      if (value->is_constant() && !graph.is_graph_input(value)) print_constant(*value, indent);
+    }
+    for (const Node* node : graph.nodes()) print_node(*node, indent);
   }
 
-  void print_node(const Node& node) {
-    out_ += "  ";
+  void print_constant(const Value& value, const std::string& indent) {
+    std::string resource_hint = value.name;
+    out_ += fmt::format("{}{} = const {} {}\n", indent, value_ref(value.name),
+                        type_string(value.type), tensor_data_text(*value.constant, resource_hint));
+  }
+
+  // `Op(...)`, or for a fused node `fused(...)` followed by its body in braces. The body
+  // names its values as the graph holds them: by Graph's rule for fused nodes (see
+  // graph_text.h) its inputs carry the names of the node's inputs and its outputs those
+  // of the node's outputs, which is what lets the parser connect the two.
+  void print_node(const Node& node, const std::string& indent) {
+    out_ += indent;
     if (!node.outputs.empty()) {
       std::vector<std::string> outputs;
       for (const Value* output : node.outputs) outputs.push_back(ref_text(output));
@@ -155,10 +167,8 @@ class Printer {
     }
     std::vector<std::string> inputs;
     for (const Value* input : node.inputs) inputs.push_back(ref_text(input));
-    std::string op = graph_text::is_identifier(node.op) && node.op != "const" &&
-                             node.op != "return"
-                         ? node.op
-                         : graph_text::quote(node.op);
+    std::string op = node.is_fused() ? std::string(graph_text::kFusedKeyword)
+                                     : graph_text::op_text(node.op);
     out_ += fmt::format("{}({})", op, fmt::join(inputs, ", "));
     if (!node.attributes.empty()) print_attributes(node);
     if (!node.outputs.empty()) {
@@ -169,6 +179,11 @@ class Printer {
     if (!node.name.empty()) {
       out_ += " @";
       out_ += graph_text::is_bare_name(node.name) ? node.name : graph_text::quote(node.name);
+    }
+    if (node.is_fused()) {
+      out_ += " {\n";
+      print_statements(*node.body, indent + "  ");
+      out_ += indent + "}";
     }
     out_ += '\n';
   }

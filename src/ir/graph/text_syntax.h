@@ -42,6 +42,16 @@ inline std::string value_ref(std::string_view name) {
   return text;
 }
 
+// The keyword that starts a fused node: `%y = fused(%x, %w) : f32[8] @name { body }`.
+inline constexpr std::string_view kFusedKeyword = "fused";
+
+// An op name as a node spells it: bare when it is an identifier and no keyword that starts
+// a statement (`const`, `return`, `fused`), quoted otherwise.
+inline std::string op_text(std::string_view op) {
+  bool keyword = op == "const" || op == "return" || op == kFusedKeyword;
+  return is_identifier(op) && !keyword ? std::string(op) : quote(op);
+}
+
 // A name in an identifier position: bare when it is an identifier, quoted otherwise.
 inline std::string identifier_or_quoted(std::string_view name) {
   return is_identifier(name) ? std::string(name) : quote(name);

@@ -10,7 +10,8 @@
 //   4. no value is defined twice and no two values share a name; no node appears twice;
 //   5. each value's `users` lists every node that reads it, once per use, and nothing else;
 //   6. the graph outputs are defined values;
-//   7. a fused node's body is a valid graph whose inputs and outputs match the node's.
+//   7. a fused node's body is a valid graph whose inputs and outputs match the node's, in
+//      type and in name (the names are how the text form connects the two).
 // The first violation throws Error naming the node (Node::describe()) and the value.
 #include "minic/ir/verifier.h"
 
@@ -138,11 +139,19 @@ class Verifier {
         error("{}: body input {} is {} but the node's input is {}", where, i,
               type_string(body.inputs()[i]->type), type_string(node->inputs[i]->type));
       }
+      if (body.inputs()[i]->name != node->inputs[i]->name) {
+        error("{}: body input {} is {} but the node's input is {}", where, i,
+              ref(body.inputs()[i]), ref(node->inputs[i]));
+      }
     }
     for (size_t i = 0; i < node->outputs.size(); ++i) {
       if (body.outputs()[i] && body.outputs()[i]->type != node->outputs[i]->type) {
         error("{}: body output {} is {} but the node's output is {}", where, i,
               type_string(body.outputs()[i]->type), type_string(node->outputs[i]->type));
+      }
+      if (body.outputs()[i] && body.outputs()[i]->name != node->outputs[i]->name) {
+        error("{}: body output {} is {} but the node's output is {}", where, i,
+              ref(body.outputs()[i]), ref(node->outputs[i]));
       }
     }
     try {
