@@ -1,8 +1,89 @@
-// Placeholder: the `fuse-matmul-bias` pass is being written.
+// The `fuse-matmul-bias` pass: merge a MatMul by a weight matrix and the Add of a bias
+// after it into one Gemm.
+//
+// Course module 2 (graph rewriting by patterns). Exporters write a fully connected layer on
+// a 2-D input either as Gemm or as MatMul followed by Add; Gemm(A, B, C) computes
+// A * B + C in one node, so the bias is added as each output element is produced instead
+// of in a second pass over the result:
+//
+//   Add(MatMul(A, B), bias)  →  Gemm(A, B, bias)
+//
+// when A is 2-D [M,K], B a constant 2-D weight [K,N], bias a constant that Gemm's C accepts
+// (it broadcasts to [M,N] one way: [N], [1,N], [M,1], [M,N] or a scalar) and the Add's result
+// has the MatMul's shape, with a floating-point element type. The MatMul's result must have
+// no other user.
+//
+// What this pass leaves alone, and why: a MatMul whose A has leading axes, such as BERT's
+// [1,128,256] activations times a [256,1024] weight. It could become
+// Reshape(A, [128,256]) → Gemm → Reshape back to [1,128,1024], and ONNX Runtime's
+// MatMulAddFusion does that for its CPU kernels, whose MatMul and Add are two separate
+// passes over memory. minic does not need it: operator fusion (fuse-ops) already puts a
+// MatMul (out-fusable) and the broadcast Add after it in one kernel, and a MatMul by a 2-D
+// weight is the same [M,K] x [K,N] product with the leading axes folded into M, so its
+// kernel loses nothing by staying a MatMul. The two Reshapes would only add nodes, and the
+// one after the Gemm would sit between it and the elementwise ops (a Gelu, a residual Add)
+// that fusion should pull into the same kernel. So leading axes stay as they are, as in
+// onnx-mlir's MatMul+Add → Gemm rule, which also requires 2-D operands.
+//
+// Precondition: the graph verifies and its values have types.
+// Invariant: the graph computes the same outputs (Gemm with alpha = beta = 1 is
+// A * B + C); the Add's result keeps its name.
+//
+// Algorithm, with every Add node tried as the root:
+//   1. One operand is a MatMul's result used by this Add alone; the other is the bias.
+//   2. Check the shapes and constants above.
+//   3. The Add becomes Gemm(A, B, bias); the MatMul is erased (pattern::rewrite_matches).
+//
+// Before:
+//   %0 = MatMul(%x, %w) : f32[1,128]      // %w = const f32[784,128]
+//   %y = Add(%0, %b) : f32[1,128]         // %b = const f32[128]
+// After:
+//   %y = Gemm(%x, %w, %b) : f32[1,128]
 #include "minic/passes/graph/fuse_matmul_bias.h"
+
+#include "pattern.h"
 
 namespace minic {
 
-void fuse_matmul_bias(Graph& graph) {}
+namespace {
+
+using pattern::both_orders;
+using pattern::match_op;
+using pattern::used_only_by;
+
+// True if Gemm accepts `bias` as its C for an [M,N] result: at most 2-D, and each of its
+// dimensions (aligned to the right) 1 or equal to the result's.
+bool is_gemm_bias(const Value* bias, const Shape& result) {
+  const Shape& shape = bias->type.shape;
+  if (shape.size() > 2) return false;
+  for (size_t i = 1; i <= shape.size(); ++i) {
+    int64_t dim = shape[shape.size() - i];
+    if (dim != 1 && dim != result[result.size() - i]) return false;
+  }
+  return true;
+}
+
+std::optional<pattern::Replacement> match_matmul_bias(Graph& graph, Node& add) {
+  if (add.op != "Add" || add.inputs.size() != 2) return std::nullopt;
+  // Step 1: MatMul(A, B) + bias, in either order.
+  for (auto [product, bias] : both_orders(add)) {
+    Node* matmul = match_op(product, "MatMul");
+    if (!matmul || !used_only_by(graph, product, &add)) continue;
+    Value* a = matmul->inputs[0];
+    Value* b = matmul->inputs[1];
+    // Step 2: a 2-D A, a constant 2-D weight, a constant bias Gemm broadcasts itself.
+    if (a->type.rank() != 2 || b->type.rank() != 2 || !b->is_constant()) continue;
+    if (!bias->is_constant() || !is_float(a->type.dtype)) continue;
+    if (add.outputs[0]->type != product->type) continue;  // the bias added axes
+    if (!is_gemm_bias(bias, product->type.shape)) continue;
+    // Step 3: the Add becomes the Gemm.
+    return pattern::Replacement{{matmul, &add}, "Gemm", {a, b, bias}, {}};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void fuse_matmul_bias(Graph& graph) { pattern::rewrite_matches(graph, match_matmul_bias); }
 
 }  // namespace minic

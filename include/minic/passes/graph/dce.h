@@ -1,6 +1,8 @@
 // The `dce` pass: remove nodes and constants whose results are never used.
 //
-// Course module 2. (Being written: the placeholder below leaves the graph unchanged.)
+// Course module 2. Removes every node none of whose outputs is read by a node or is a graph
+// output, transitively (a dead node's producers may die with it), inside the bodies of
+// fused nodes too, then every value nothing uses. A live node keeps all its outputs.
 #pragma once
 
 #include "minic/ir/graph.h"

@@ -1,6 +1,10 @@
-// The `fold-conv-affine` pass: fold a Mul or Add by a per-channel constant into the Conv before it.
+// The `fold-conv-affine` pass: fold a Mul or Add by a per-channel constant into the Conv
+// before it.
 //
-// Course module 2. (Being written: the placeholder below leaves the graph unchanged.)
+// Course module 2. Conv(x, W, b) * s becomes Conv(x, W * s, b * s), and Conv(x, W, b) + t
+// (or - t) becomes Conv(x, W, b + t), when s and t are constants per output channel (a
+// scalar, [C,1,1], [1,C,1,1], ...), the broadcast leaves the Conv result's shape as it is,
+// the Conv's weights and bias are constants, and the Conv's result has no other reader.
 #pragma once
 
 #include "minic/ir/graph.h"

@@ -1,6 +1,11 @@
 // The `fuse-layernorm` pass: replace ReduceMean/Sub/Pow/Sqrt/Div chains by one LayerNormalization.
 //
-// Course module 2. (Being written: the placeholder below leaves the graph unchanged.)
+// Course module 2. Finds (x - mean(x)) / Sqrt(mean((x - mean(x))^2) + eps), optionally
+// followed by * gamma and + beta (constants over the normalised axes), where both means
+// reduce the same trailing axes of x with keepdims = 1, and replaces it by
+// LayerNormalization(x, gamma, beta) {axis = -(number of axes), epsilon = eps}. Without
+// gamma the Scale is a constant of ones; without beta there is no B. Reduce axes are read
+// from the attribute (before opset 18) or a constant input (opset 18 on).
 #pragma once
 
 #include "minic/ir/graph.h"

@@ -1,0 +1,24 @@
+// Which nodes fuse into one kernel: the grouping step of the `fuse-ops` pass.
+// Course module 2.
+//
+// The rules (TVM's FuseOps) are explained at the top of fuse_ops.cpp; fusion_groups.cpp
+// applies them over the post-dominator tree of dominators.h.
+#pragma once
+
+#include "minic/ir/graph.h"
+#include "minic/ops/op.h"
+
+#include <vector>
+
+namespace minic {
+
+// How a node takes part in fusion: its op's OpSchema::fusion; opaque for a fused node and
+// for an op minic does not know.
+FusionKind node_fusion_kind(const Node& node);
+
+// For each node of graph.nodes(), in that order, the number of its group: nodes with the
+// same number fuse into one kernel. Every group is convex (no path leaves it and comes
+// back), so the groups can replace their nodes in a topological order.
+std::vector<int> find_fusion_groups(const Graph& graph);
+
+}  // namespace minic

@@ -1,0 +1,63 @@
+// Small graph edits shared by the rewrite passes simplify, fold-batchnorm and
+// fold-conv-affine: forward a node's result to another value, rewire one input, drop what
+// a rewrite left unused, and read or build the constants the folds compute with.
+//
+// Course module 2. Every edit keeps the Graph invariants (users lists, producers, names),
+// so a pass built from them stays readable: it says what replaces what, not how the
+// pointers move.
+#pragma once
+
+#include "minic/ir/graph.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace minic::edit {
+
+// Makes input `index` of `node` read `value` (null: the input is omitted), keeping the
+// users lists right. An index past the end appends the input.
+void set_input(Node& node, size_t index, Value* value);
+
+// True if `value` is read only by `user` (once or more) and is not a graph output: a
+// rewrite of `user` may then change or remove it.
+bool used_only_by(const Graph& graph, const Value* value, const Node* user);
+
+// True if no node reads `value` and it is not a graph output.
+bool is_unused(const Graph& graph, const Value* value);
+
+// Replaces `node` by `replacement`: every use of `output` (one of the node's outputs, the
+// only one in use) then reads `replacement`, and the node is erased. Both values must
+// have the same type. When `output` is a graph output and `replacement` is the result of
+// another node, the output value takes the replacement's place as that node's result, so
+// the graph output keeps its name (`%logits` stays `%logits`); the replacement's own value
+// is left unused. `take_name` asks for that exchange for any `output`: for a replacement
+// the pass has just created, whose name says nothing. Producers that lose their last use
+// are erased too (see erase_if_dead).
+void replace_node(Graph& graph, Node* node, Value* output, Value* replacement,
+                  bool take_name = false);
+
+// Erases `node` if none of its results is used, then, in turn, the producers of its inputs
+// that this leaves unused. Constants left unused stay until remove_unused_values.
+void erase_if_dead(Graph& graph, Node* node);
+
+// The one number every element of a constant equals (a scalar, a one-element tensor or a
+// splat), as a double; nullopt for a non-constant, an empty constant, or differing elements.
+std::optional<double> splat_value(const Value* value);
+
+// The elements of a constant as int64 (axes, pads, shapes); nullopt if it is not a constant
+// of an integer type of rank 0 or 1.
+std::optional<std::vector<int64_t>> constant_ints(const Value* value);
+
+// A new constant of element type `dtype` and shape `shape` holding `values` (computed in
+// double, rounded once to `dtype`), named from `hint`.
+Value* add_constant_from_doubles(Graph& graph, const std::string& hint, DType dtype,
+                                 Shape shape, const std::vector<double>& values);
+
+// The elements of `data` as doubles, each multiplied by factors[i] where i is its index
+// along `axis` (factors has data.shape()[axis] entries): a Conv weight scaled per output
+// channel (axis 0), a [K, N] matrix scaled per column (axis 1).
+std::vector<double> scale_along_axis(const Tensor& data, int64_t axis,
+                                     const std::vector<double>& factors);
+
+}  // namespace minic::edit

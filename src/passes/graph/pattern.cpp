@@ -1,0 +1,139 @@
+// Pattern-matching helpers shared by the fusion passes (fuse-gelu, fuse-layernorm,
+// fuse-matmul-bias). Course module 2.
+//
+// rewrite_matches works in two phases so that no rewrite disturbs a match still to be
+// found: first every node is tried as a root and the accepted matches are collected
+// (disjoint, each self-contained), then each is applied. Applying one match touches only its
+// own nodes -- its root is rewritten in place and keeps its output values, so a later match
+// that reads the root's result still sees the same Value -- hence matches stay valid.
+#include "pattern.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+namespace minic::pattern {
+
+Node* match_op(const Value* value, std::string_view op) {
+  if (value == nullptr || value->producer == nullptr) return nullptr;
+  return value->producer->op == op ? value->producer : nullptr;
+}
+
+std::optional<double> constant_scalar(const Value* value) {
+  if (value == nullptr || !value->is_constant()) return std::nullopt;
+  const Tensor& data = *value->constant;
+  if (data.num_elements() == 0) return std::nullopt;
+  double first = data.as_double(0);
+  for (int64_t i = 1; i < data.num_elements(); ++i) {
+    if (data.as_double(i) != first) return std::nullopt;
+  }
+  return first;
+}
+
+bool is_near(double number, double expected) {
+  return std::abs(number - expected) <= kConstantTolerance * std::abs(expected);
+}
+
+bool is_constant_near(const Value* value, double expected) {
+  std::optional<double> number = constant_scalar(value);
+  return number && is_near(*number, expected);
+}
+
+std::array<std::pair<Value*, Value*>, 2> both_orders(const Node& node) {
+  if (node.inputs.size() != 2) return {};
+  Value* a = node.inputs[0];
+  Value* b = node.inputs[1];
+  return {std::pair{a, b}, std::pair{b, a}};
+}
+
+bool used_only_by(const Graph& graph, const Value* value, const Node* user) {
+  if (graph.is_graph_output(value)) return false;
+  return std::all_of(value->users.begin(), value->users.end(),
+                     [&](const Node* node) { return node == user; });
+}
+
+Node* sole_user(const Graph& graph, const Value* value, std::string_view op) {
+  if (value->users.size() != 1 || graph.is_graph_output(value)) return nullptr;
+  Node* user = value->users[0];
+  return user->op == op ? user : nullptr;
+}
+
+bool is_self_contained(const Graph& graph, const std::vector<Node*>& nodes) {
+  if (nodes.empty()) return false;
+  std::unordered_set<const Node*> members(nodes.begin(), nodes.end());
+  if (members.size() != nodes.size()) return false;
+  const Node* root = nodes.back();
+  for (const Node* node : nodes) {
+    if (node == root) continue;
+    for (const Value* output : node->outputs) {
+      if (graph.is_graph_output(output)) return false;
+      for (const Node* user : output->users) {
+        if (!members.count(user)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// Makes `node` compute op(inputs) {attributes}, keeping its output values. The users lists
+// of the old and new inputs are updated so that each still lists every use once.
+void rewrite_node(Node& node, const Replacement& replacement) {
+  for (Value* input : node.inputs) {
+    if (!input) continue;
+    auto use = std::find(input->users.begin(), input->users.end(), &node);
+    MINIC_CHECK(use != input->users.end());
+    input->users.erase(use);
+  }
+  node.op = replacement.op;
+  node.inputs = replacement.inputs;
+  node.attributes = replacement.attributes;
+  for (Value* input : node.inputs) {
+    if (input) input->users.push_back(&node);
+  }
+}
+
+// Erases `nodes`, all of whose results are used only among themselves: a node whose results
+// have no users left goes first, until none remain.
+void erase_dead(Graph& graph, std::vector<Node*> nodes) {
+  while (!nodes.empty()) {
+    auto dead = std::find_if(nodes.begin(), nodes.end(), [](const Node* node) {
+      return std::all_of(node->outputs.begin(), node->outputs.end(),
+                         [](const Value* output) { return output->users.empty(); });
+    });
+    MINIC_CHECK(dead != nodes.end());
+    graph.erase_node(*dead);
+    nodes.erase(dead);
+  }
+}
+
+}  // namespace
+
+int rewrite_matches(Graph& graph, const Matcher& matcher) {
+  // Phase 1: find the matches, each node in at most one.
+  std::vector<Replacement> found;
+  std::unordered_set<const Node*> claimed;
+  for (Node* node : graph.nodes()) {
+    if (claimed.count(node)) continue;
+    std::optional<Replacement> replacement = matcher(graph, *node);
+    if (!replacement || !is_self_contained(graph, replacement->nodes)) continue;
+    const std::vector<Node*>& nodes = replacement->nodes;
+    bool overlaps = std::any_of(nodes.begin(), nodes.end(),
+                                [&](const Node* member) { return claimed.count(member) > 0; });
+    if (overlaps) continue;
+    claimed.insert(nodes.begin(), nodes.end());
+    found.push_back(std::move(*replacement));
+  }
+
+  // Phase 2: rewrite each root in place and erase the rest of its match.
+  for (const Replacement& replacement : found) {
+    Node* root = replacement.nodes.back();
+    rewrite_node(*root, replacement);
+    erase_dead(graph, std::vector<Node*>(replacement.nodes.begin(), replacement.nodes.end() - 1));
+  }
+  if (!found.empty()) graph.remove_unused_values();
+  return static_cast<int>(found.size());
+}
+
+}  // namespace minic::pattern
