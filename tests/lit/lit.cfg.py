@@ -4,6 +4,7 @@
 # output through FileCheck, e.g.
 #   // RUN: minic opt %s --passes=dce | FileCheck %s
 import os
+import shutil
 import lit.formats
 
 config.name = "minic"
@@ -18,3 +19,7 @@ config.substitutions.append(("%shared", os.path.join(config.minic_source_dir, ".
 config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "Inputs")))
 config.environment["PATH"] = os.pathsep.join(
     [config.minic_bin_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])
+
+# Tests that run Graphviz (`minic viz -o FILE.svg`) say `REQUIRES: graphviz`.
+if shutil.which("dot"):
+    config.available_features.add("graphviz")

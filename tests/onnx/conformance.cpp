@@ -3,8 +3,8 @@
 // oracle against ONNX's own expected outputs).
 //
 //   minic-conformance node DIR [--filter SUBSTR] [--expected FILE] [--write-expected FILE]
-//                              [--verbose]
-//   minic-conformance light-models DIR
+//                              [--verbose] [--passes default|none|a,b,c]
+//   minic-conformance light-models DIR [--passes default|none|a,b,c]
 //
 // A node case is a folder with model.onnx and test_data_set_0/input_K.pb, output_K.pb.
 // Its inputs are bound to the model's graph inputs by position, all passed to the importer
@@ -16,7 +16,15 @@
 //
 // With --expected, the run checks a committed list of cases that passed before: a listed
 // case that fails is a REGRESSION and the exit status is 1.
+//
+// With --passes, the graph passes run between import and interpretation (the default
+// pipeline, none, or the passes named), so the same expected outputs check the optimised
+// graph. For the light models the run also prints how the op histogram changed (nodes
+// counted inside fused bodies too) and which of the ops the default pipeline must remove
+// -- ConstantOfShape, BatchNormalization, Dropout, Identity -- are left; after
+// `--passes default` a model where one is left FAILS, whatever its outputs.
 #include "minic/frontend/onnx.h"
+#include "minic/passes/pass_manager.h"
 #include "minic/runtime/compare.h"
 #include "minic/runtime/interpreter.h"
 
@@ -39,6 +47,37 @@ namespace {
 
 constexpr Tolerance kNodeTolerance{1e-3, 1e-7};
 constexpr Tolerance kLightModelTolerance{1e-3, 1e-5};
+
+// The ops that exporters leave in inference graphs and that the default pipeline removes:
+// folded into constants (ConstantOfShape), into the Conv before them (BatchNormalization),
+// or dropped as no-ops at inference (Dropout, Identity).
+const std::vector<std::string> kOpsRemovedByDefaultPipeline = {
+    "ConstantOfShape", "BatchNormalization", "Dropout", "Identity"};
+
+// What --passes asks for: the passes to run after import, in order.
+struct PassSelection {
+  std::vector<std::string> passes;
+  bool is_default_pipeline = false;
+};
+
+// "default" (the default pipeline), "none" (no pass), or "a,b,c". Unknown names are an
+// error before any case runs.
+PassSelection parse_pass_selection(const std::string& text) {
+  PassSelection selection;
+  if (text == "default") {
+    selection.passes = default_pipeline();
+    selection.is_default_pipeline = true;
+    return selection;
+  }
+  if (text == "none" || text.empty()) return selection;
+  std::stringstream stream(text);
+  for (std::string name; std::getline(stream, name, ',');) {
+    if (name.empty()) continue;
+    if (!PassRegistry::find(name)) fail("--passes: unknown pass '{}'", name);
+    selection.passes.push_back(name);
+  }
+  return selection;
+}
 
 struct CaseResult {
   std::string name;
@@ -82,7 +121,8 @@ std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& pre
   }
 }
 
-void run_node_case_unguarded(const fs::path& folder, CaseResult& result) {
+void run_node_case_unguarded(const fs::path& folder, const std::vector<std::string>& passes,
+                             CaseResult& result) {
   const std::string model = (folder / "model.onnx").string();
   const fs::path data = folder / "test_data_set_0";
   OnnxModelSummary summary = summarize_onnx(model);
@@ -96,6 +136,7 @@ void run_node_case_unguarded(const fs::path& folder, CaseResult& result) {
     options.known_inputs[summary.inputs[k].name] = read_tensor_proto(input_files[k].string());
   }
   Graph graph = import_onnx(model, options);
+  run_passes(graph, passes);
 
   std::vector<Tensor> inputs;
   for (const Value* input : graph.inputs()) {
@@ -136,12 +177,12 @@ std::string one_line_reason(std::string message, const fs::path& folder) {
   return line;
 }
 
-CaseResult run_node_case(const fs::path& folder) {
+CaseResult run_node_case(const fs::path& folder, const std::vector<std::string>& passes) {
   CaseResult result;
   result.name = folder.filename().string();
   auto start = std::chrono::steady_clock::now();
   try {
-    run_node_case_unguarded(folder, result);
+    run_node_case_unguarded(folder, passes, result);
   } catch (const std::exception& e) {  // minic::Error, and anything else a case throws
     result.passed = false;
     result.reason = one_line_reason(e.what(), folder);
@@ -212,6 +253,7 @@ struct NodeOptions {
   std::string expected;
   std::string write_expected;
   bool verbose = false;
+  std::string passes = "none";
 };
 
 int run_node_tests(const NodeOptions& options) {
@@ -226,6 +268,7 @@ int run_node_tests(const NodeOptions& options) {
     folders.push_back(entry.path());
   }
   std::sort(folders.begin(), folders.end());
+  const PassSelection selection = parse_pass_selection(options.passes);
 
   const std::map<std::string, std::string> manifest = read_manifest(options.dir);
   std::vector<CaseResult> results;
@@ -237,7 +280,7 @@ int run_node_tests(const NodeOptions& options) {
       fmt::print("RUN  {}\n", folder.filename().string());
       std::fflush(stdout);
     }
-    CaseResult result = run_node_case(folder);
+    CaseResult result = run_node_case(folder, selection.passes);
     if (result.passed) {
       fmt::print("PASS {}\n", result.name);
     } else {
@@ -310,19 +353,99 @@ Tensor arange_input(const OnnxValueInfo& input) {
   return tensor;
 }
 
-void run_light_model_unguarded(const fs::path& model, CaseResult& result) {
+// How many nodes of each op a graph holds, counting the nodes inside fused bodies (a fused
+// node itself is not counted: its body's nodes are), and how many fused nodes it has.
+struct OpHistogram {
+  std::map<std::string, int> ops;
+  int fused_groups = 0;
+
+  int num_nodes() const {
+    int total = 0;
+    for (const auto& [op, count] : ops) total += count;
+    return total;
+  }
+  int count(const std::string& op) const {
+    auto it = ops.find(op);
+    return it == ops.end() ? 0 : it->second;
+  }
+};
+
+void add_to_histogram(const Graph& graph, OpHistogram& histogram) {
+  for (const Node* node : graph.nodes()) {
+    if (node->is_fused()) {
+      ++histogram.fused_groups;
+      add_to_histogram(*node->body, histogram);
+    } else {
+      ++histogram.ops[node->op];
+    }
+  }
+}
+
+OpHistogram op_histogram(const Graph& graph) {
+  OpHistogram histogram;
+  add_to_histogram(graph, histogram);
+  return histogram;
+}
+
+struct LightModelResult : CaseResult {
+  bool ran_passes = false;
+  OpHistogram before;  // as imported
+  OpHistogram after;   // after the passes
+};
+
+// "nodes 105 → 40 (26 fused groups); ConstantOfShape 39 → 0, Dropout 1 → 0": the change
+// in size, and each op the default pipeline removes that was there before or after.
+std::string histogram_change(const LightModelResult& result) {
+  std::string line = fmt::format("nodes {} → {} ({} fused groups)", result.before.num_nodes(),
+                                 result.after.num_nodes(), result.after.fused_groups);
+  std::vector<std::string> changes;
+  for (const std::string& op : kOpsRemovedByDefaultPipeline) {
+    int before = result.before.count(op);
+    int after = result.after.count(op);
+    if (before > 0 || after > 0) changes.push_back(fmt::format("{} {} → {}", op, before, after));
+  }
+  if (!changes.empty()) line += fmt::format("; {}", fmt::join(changes, ", "));
+  return line;
+}
+
+// The ops of kOpsRemovedByDefaultPipeline left in the graph ("left after the default
+// pipeline: BatchNormalization 53, Identity 2"), or "" if none is left.
+std::string remaining_removable_ops(const OpHistogram& histogram) {
+  std::vector<std::string> remaining;
+  for (const std::string& op : kOpsRemovedByDefaultPipeline) {
+    if (int count = histogram.count(op); count > 0) {
+      remaining.push_back(fmt::format("{} {}", op, count));
+    }
+  }
+  if (remaining.empty()) return "";
+  return fmt::format("left after the default pipeline: {}", fmt::join(remaining, ", "));
+}
+
+void run_light_model_unguarded(const fs::path& model, const PassSelection& selection,
+                               LightModelResult& result) {
   OnnxModelSummary summary = summarize_onnx(model.string());
   if (summary.inputs.size() != 1) {
     fail("expected one graph input, the model has {}", summary.inputs.size());
   }
   Graph graph = import_onnx(model.string());
+  result.before = op_histogram(graph);
+  run_passes(graph, selection.passes);
+  result.after = op_histogram(graph);
+  result.ran_passes = true;
+
   std::vector<Tensor> outputs = interpret(graph, {arange_input(summary.inputs[0])});
   fs::path expected_file = model.parent_path() / (model.stem().string() + "_output_0.pb");
   outputs.resize(std::min<size_t>(outputs.size(), 1));  // only output 0 has an expected file
   compare_all(outputs, {read_tensor_proto(expected_file.string())}, kLightModelTolerance, result);
+
+  if (!selection.is_default_pipeline) return;
+  std::string remaining = remaining_removable_ops(result.after);
+  if (remaining.empty()) return;
+  result.reason = result.passed ? remaining : result.reason + "; " + remaining;
+  result.passed = false;
 }
 
-int run_light_models(const std::string& dir) {
+int run_light_models(const std::string& dir, const std::string& passes) {
   std::vector<fs::path> models;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     std::string name = entry.path().filename().string();
@@ -330,14 +453,16 @@ int run_light_models(const std::string& dir) {
   }
   std::sort(models.begin(), models.end());
   if (models.empty()) fail("no light_*.onnx models in '{}'", dir);
+  const PassSelection selection = parse_pass_selection(passes);
+  const bool report_passes = !selection.passes.empty();
 
   int passed = 0;
   for (const fs::path& model : models) {
-    CaseResult result;
+    LightModelResult result;
     result.name = model.stem().string();
     auto start = std::chrono::steady_clock::now();
     try {
-      run_light_model_unguarded(model, result);
+      run_light_model_unguarded(model, selection, result);
     } catch (const std::exception& e) {
       result.passed = false;
       result.reason = e.what();
@@ -348,6 +473,7 @@ int run_light_models(const std::string& dir) {
     } else {
       fmt::print("FAIL {}: {} ({:.0f} ms)\n", result.name, result.reason, ms);
     }
+    if (report_passes && result.ran_passes) fmt::print("    {}\n", histogram_change(result));
     std::fflush(stdout);
     passed += result.passed;
   }
@@ -371,11 +497,19 @@ int main(int argc, char** argv) {
   node_command->add_option("--write-expected", node.write_expected,
                            "Write the list of passing cases to this file");
   node_command->add_flag("--verbose", node.verbose, "Print every output's comparison and time");
+  node_command->add_option("--passes", node.passes,
+                           "Graph passes to run after import: 'default' (the default "
+                           "pipeline), 'none' (the default) or a,b,c");
 
   std::string light_dir;
   CLI::App* light_command =
       app.add_subcommand("light-models", "Run light_*.onnx in DIR on arange inputs");
   light_command->add_option("dir", light_dir, "Folder of light_*.onnx models")->required();
+  std::string light_passes = "none";
+  light_command->add_option("--passes", light_passes,
+                            "Graph passes to run after import: 'default' (the default "
+                            "pipeline; then ConstantOfShape, BatchNormalization, Dropout and "
+                            "Identity must all be gone), 'none' (the default) or a,b,c");
 
   try {
     app.parse(argc, argv);
@@ -386,7 +520,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (node_command->parsed()) return run_node_tests(node);
-    return run_light_models(light_dir);
+    return run_light_models(light_dir, light_passes);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;

@@ -1,13 +1,21 @@
-// `minic inspect MODEL [--json]`: what a model file holds, before minic compiles it.
-// Course module 8.
+// `minic inspect MODEL [--json] [--optimized]`: what a model file holds, before minic
+// compiles it, and with --optimized what the graph passes make of it. Course module 8.
 //
 // Shows the model's inputs and outputs as the file states them (symbolic dimensions
 // included), its IR version, opset and producer, how often each op is used, and which
 // ops minic does not support. It reads the file with summarize_onnx, which never needs
 // to import the graph, so it works on models minic cannot run yet.
+//
+// With --optimized it also imports the model and runs the default pass pipeline
+// (src/passes/pipeline.cpp); the op counts are then those of the optimized graph, ops
+// inside fused nodes included (a fused node is not an op of its own), and `kernels` is
+// the number of nodes left at the top level of the graph: each fused node and each plain
+// node is one kernel the compiled model launches (a Reshape too).
 #include "commands.h"
+#include "run_inputs.h"
 
 #include "minic/frontend/onnx.h"
+#include "minic/passes/pass_manager.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,7 +23,9 @@
 #include <algorithm>
 #include <charconv>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 
 namespace minic::cli {
 namespace {
@@ -23,7 +33,37 @@ namespace {
 struct InspectOptions {
   std::string model;
   bool json = false;
+  bool optimized = false;
+  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224", for --optimized
 };
+
+// The model after the default pipeline: how often each op runs, and in how many kernels.
+struct OptimizedSummary {
+  std::map<std::string, int> op_counts;
+  int kernels = 0;
+};
+
+// Counts the ops of `graph`, looking inside fused nodes' bodies.
+void count_ops(const Graph& graph, std::map<std::string, int>& counts) {
+  for (const Node* node : graph.nodes()) {
+    if (node->is_fused()) {
+      count_ops(*node->body, counts);
+    } else {
+      ++counts[node->op];
+    }
+  }
+}
+
+OptimizedSummary optimize(const InspectOptions& options, const OnnxModelSummary& summary) {
+  OnnxImportOptions import_options;
+  import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
+  Graph graph = import_onnx(options.model, import_options);
+  run_passes(graph, default_pipeline());
+  OptimizedSummary optimized;
+  count_ops(graph, optimized.op_counts);
+  optimized.kernels = static_cast<int>(graph.num_nodes());
+  return optimized;
+}
 
 // "f32[1,3,224,224]", "f32[batch,3,224,224]", or "f32 (no shape)" when the file gives none.
 std::string value_type_string(const OnnxValueInfo& value) {
@@ -40,7 +80,7 @@ void print_values(const char* title, const std::vector<OnnxValueInfo>& values) {
   }
 }
 
-void print_text(const OnnxModelSummary& summary) {
+void print_text(const OnnxModelSummary& summary, const OptimizedSummary* optimized) {
   fmt::print("model: {}\n", summary.path);
   fmt::print("ir version: {}\n", summary.ir_version);
   fmt::print("opset: {}\n", summary.opset);
@@ -48,14 +88,21 @@ void print_text(const OnnxModelSummary& summary) {
   print_values("inputs:", summary.inputs);
   print_values("outputs:", summary.outputs);
 
+  const std::map<std::string, int>& op_counts =
+      optimized ? optimized->op_counts : summary.op_counts;
   int num_nodes = 0;
   size_t width = 0;
-  for (const auto& [op, count] : summary.op_counts) {
+  for (const auto& [op, count] : op_counts) {
     num_nodes += count;
     width = std::max(width, op.size());
   }
-  fmt::print("ops: {} nodes\n", num_nodes);
-  for (const auto& [op, count] : summary.op_counts) {
+  if (optimized) {
+    fmt::print("ops after the default pipeline: {} nodes in {} kernels\n", num_nodes,
+               optimized->kernels);
+  } else {
+    fmt::print("ops: {} nodes\n", num_nodes);
+  }
+  for (const auto& [op, count] : op_counts) {
     fmt::print("  {:<{}}  {}\n", op, width, count);
   }
 
@@ -92,9 +139,11 @@ nlohmann::ordered_json values_json(const std::vector<OnnxValueInfo>& values) {
   return list;
 }
 
-void print_json(const OnnxModelSummary& summary) {
+void print_json(const OnnxModelSummary& summary, const OptimizedSummary* optimized) {
   nlohmann::ordered_json ops = nlohmann::ordered_json::object();
-  for (const auto& [op, count] : summary.op_counts) ops[op] = count;
+  for (const auto& [op, count] : optimized ? optimized->op_counts : summary.op_counts) {
+    ops[op] = count;
+  }
   nlohmann::ordered_json unsupported = nlohmann::ordered_json::array();
   for (const OnnxUnsupportedOp& op : summary.unsupported) {
     unsupported.push_back({{"op", op.op}, {"opset", op.opset}, {"nodes", op.nodes}});
@@ -107,8 +156,9 @@ void print_json(const OnnxModelSummary& summary) {
       {"inputs", values_json(summary.inputs)},
       {"outputs", values_json(summary.outputs)},
       {"ops", ops},
-      {"unsupported", unsupported},
   };
+  if (optimized) json["kernels"] = optimized->kernels;
+  json["unsupported"] = unsupported;
   std::cout << json.dump(2) << "\n";
 }
 
@@ -120,12 +170,21 @@ Command add_inspect_command(CLI::App& app) {
       "inspect", "Show a model's inputs, outputs, opset and ops, and what minic lacks for it");
   command->add_option("model", options->model, "The ONNX model file")->required();
   command->add_flag("--json", options->json, "Print one JSON object instead of text");
+  command->add_flag("--optimized", options->optimized,
+                    "Import the model, run the default passes, and count the ops and kernels "
+                    "of the result");
+  command->add_option("--input-shape", options->input_shapes,
+                      "With --optimized: size of an input with symbolic dimensions: "
+                      "NAME=1x3x224x224");
   return {command, [options] {
             OnnxModelSummary summary = summarize_onnx(options->model);
+            std::optional<OptimizedSummary> optimized;
+            if (options->optimized) optimized = optimize(*options, summary);
+            const OptimizedSummary* after = optimized ? &*optimized : nullptr;
             if (options->json) {
-              print_json(summary);
+              print_json(summary, after);
             } else {
-              print_text(summary);
+              print_text(summary, after);
             }
             return 0;
           }};

@@ -4,6 +4,7 @@
 //   minic inspect MODEL [--json]
 //   minic run MODEL [--input NAME=PATH]... [--compare DIR] ...
 //   minic opt MODEL.onnx|FILE.mgraph [-o OUT.mgraph]
+//   minic viz MODEL.onnx|FILE.mgraph [--stage onnx|optimized] -o FILE.dot|FILE.svg
 //
 // main builds the CLI11 app from the subcommands (one file each), parses the command
 // line and runs the chosen subcommand. It is the one place where errors become exit
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
       minic::cli::add_inspect_command(app),
       minic::cli::add_run_command(app),
       minic::cli::add_opt_command(app),
+      minic::cli::add_viz_command(app),
   };
 
   // CLI11 would call an unknown word in the subcommand's place a missing subcommand.

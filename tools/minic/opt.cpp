@@ -9,22 +9,18 @@
 // --time-passes; --verify-each=numeric runs the interpreter on random inputs before the
 // passes and after each one, and names the first pass that changes an output.
 #include "commands.h"
+#include "graph_input.h"
 #include "run_inputs.h"
 
-#include "minic/frontend/onnx.h"
 #include "minic/ir/graph_text.h"
-#include "minic/ir/verifier.h"
-#include "minic/ops/shape_inference.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/compare.h"
 #include "minic/runtime/interpreter.h"
-#include "minic/support/file.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 namespace minic::cli {
 namespace {
@@ -41,43 +37,6 @@ struct OptOptions {
   std::string output;
   bool elide_constants = false;
 };
-
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-Graph read_graph_text(const std::string& path) {
-  Graph graph = parse_graph(read_file(path), path);
-  // A hand-written graph that does not name its opset means the ops as they are now.
-  if (graph.opset == 0) graph.opset = kMaxOpset;
-  try {
-    infer_shapes(graph);
-    verify_graph(graph);
-  } catch (const Error& error) {
-    fail("{}: {}", path, error.what());
-  }
-  return graph;
-}
-
-Graph read_graph(const OptOptions& options) {
-  if (ends_with(options.input, ".mgraph")) return read_graph_text(options.input);
-  OnnxImportOptions import_options;
-  OnnxModelSummary summary = summarize_onnx(options.input);
-  import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
-  return import_onnx(options.input, import_options);
-}
-
-std::vector<std::string> pass_list(const std::string& passes) {
-  if (passes == "default") return default_pipeline();
-  if (passes == "none" || passes.empty()) return {};
-  std::vector<std::string> names;
-  std::stringstream stream(passes);
-  for (std::string name; std::getline(stream, name, ',');) {
-    if (!name.empty()) names.push_back(name);
-  }
-  return names;
-}
 
 // The numeric check of --verify-each=numeric: the graph's outputs on fixed random inputs
 // before any pass, compared after each pass with the same tolerance as `minic run`.
@@ -123,7 +82,7 @@ int run_opt(const OptOptions& options) {
   if (options.verify_each != "structural" && options.verify_each != "numeric") {
     fail("--verify-each takes 'structural' or 'numeric', not '{}'", options.verify_each);
   }
-  Graph graph = read_graph(options);
+  Graph graph = read_graph_file(options.input, options.input_shapes);
 
   PassManagerOptions pass_options;
   pass_options.print_ir_after = options.print_ir_after;
@@ -137,7 +96,7 @@ int run_opt(const OptOptions& options) {
       (*numeric)(pass, g);
     };
   }
-  run_passes(graph, pass_list(options.passes), pass_options);
+  run_passes(graph, parse_pass_list(options.passes), pass_options);
 
   GraphPrintOptions print_options;
   print_options.elide_large_constants = options.elide_constants;

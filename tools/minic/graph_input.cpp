@@ -1,0 +1,50 @@
+#include "graph_input.h"
+
+#include "run_inputs.h"
+
+#include "minic/frontend/onnx.h"
+#include "minic/ir/graph_text.h"
+#include "minic/ir/verifier.h"
+#include "minic/ops/shape_inference.h"
+#include "minic/passes/pass_manager.h"
+#include "minic/support/file.h"
+
+#include <sstream>
+
+namespace minic::cli {
+
+namespace {
+
+Graph read_graph_text(const std::string& path) {
+  Graph graph = parse_graph(read_file(path), path);
+  if (graph.opset == 0) graph.opset = kMaxOpset;
+  try {
+    infer_shapes(graph);
+    verify_graph(graph);
+  } catch (const Error& error) {
+    fail("{}: {}", path, error.what());
+  }
+  return graph;
+}
+
+}  // namespace
+
+Graph read_graph_file(const std::string& path, const std::vector<std::string>& input_shapes) {
+  if (path.ends_with(".mgraph")) return read_graph_text(path);
+  OnnxImportOptions import_options;
+  OnnxModelSummary summary = summarize_onnx(path);
+  import_options.input_shapes = parse_input_shapes(input_shapes, summary.inputs);
+  return import_onnx(path, import_options);
+}
+
+std::vector<std::string> parse_pass_list(const std::string& passes) {
+  if (passes == "default") return default_pipeline();
+  std::vector<std::string> names;
+  std::stringstream stream(passes);
+  for (std::string name; std::getline(stream, name, ',');) {
+    if (!name.empty() && name != "none") names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace minic::cli
