@@ -79,9 +79,9 @@ def random_inputs(model, seed):
     return inputs
 
 
-def run_minic(minic, model_path, inputs, work_dir, timeout):
+def run_minic(minic, model_path, inputs, work_dir, timeout, passes):
     """Runs `minic run` on the inputs; returns (outputs in graph order, seconds)."""
-    command = [minic, "run", model_path, "--backend", "interp"]
+    command = [minic, "run", model_path, "--backend", "interp", "--passes", passes]
     for index, (name, array) in enumerate(inputs.items()):
         path = os.path.join(work_dir, f"input_{index}.npy")
         np.save(path, array)
@@ -170,6 +170,8 @@ def main():
                         help="build this example model with build_models.py first")
     parser.add_argument("--build-dir", help="where --build writes (default: a temp folder)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--passes", default="none",
+                        help="graph passes minic runs first: none, default, or a list")
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--timeout", type=float, default=600,
@@ -189,7 +191,8 @@ def main():
         inputs = random_inputs(model, args.seed)
         for name, array in inputs.items():
             print(f"input {name}: {array.dtype}{list(array.shape)}")
-        actual, seconds = run_minic(args.minic, model_path, inputs, work_dir, args.timeout)
+        actual, seconds = run_minic(args.minic, model_path, inputs, work_dir, args.timeout,
+                                    args.passes)
         names, expected = run_onnxruntime(model_path, inputs)
 
     print(f"{os.path.basename(model_path)}: `minic run` (interp, load included) {seconds:.2f} s "

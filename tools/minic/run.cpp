@@ -7,9 +7,11 @@
 // still open; run the chosen backend, timing it; print each output; write them with
 // --output-dir; compare them with --compare. Exit 1 if a comparison fails.
 #include "commands.h"
+#include "graph_input.h"
 #include "run_inputs.h"
 
 #include "minic/frontend/onnx.h"
+#include "minic/passes/pass_manager.h"
 #include "minic/runtime/compare.h"
 #include "minic/runtime/interpreter.h"
 #include "minic/runtime/tensor_io.h"
@@ -27,6 +29,7 @@ namespace {
 struct RunOptions {
   std::string model;
   std::string backend = "interp";
+  std::string passes = "none";            // graph passes before running: "default", "a,b"
   std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
   std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
   std::string fill = "random";            // "random", "zeros" or "ones"
@@ -85,6 +88,7 @@ int run_model(const RunOptions& options) {
   check_inputs_are_sized(summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
   Graph graph = import_onnx(options.model, import_options);
+  run_passes(graph, parse_pass_list(options.passes));
 
   // Inputs frozen into constants are no longer graph inputs; the rest are given or filled.
   const Fill fill = options.fill == "zeros" ? Fill::zeros
@@ -149,6 +153,10 @@ Command add_run_command(CLI::App& app) {
                    "for integers, false/true for bool), zeros or ones")
       ->capture_default_str()
       ->check(CLI::IsMember({"random", "zeros", "ones"}));
+  command->add_option("--passes", options->passes,
+                      "Graph passes to run before running the model: 'none' (the interpreter "
+                      "runs the model as imported), 'default', or a comma-separated list")
+      ->capture_default_str();
   command->add_option("--seed", options->seed, "Seed for --fill random")->capture_default_str();
   command->add_option("--output-dir", options->output_dir,
                       "Write the outputs to DIR/output_K.npy, in graph-output order");
