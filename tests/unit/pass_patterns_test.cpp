@@ -42,10 +42,10 @@ graph g(%x: f32[2,3]) -> (%y: f32[2,3]) opset 17 {
   CHECK(pattern::match_op(a, "Add") == nullptr);
   CHECK(pattern::match_op(graph.find_value("x"), "Mul") == nullptr);
 
-  CHECK(pattern::constant_scalar(graph.find_value("half")) == 0.5);
-  CHECK(pattern::constant_scalar(graph.find_value("one")) == 1.0);
-  CHECK_FALSE(pattern::constant_scalar(graph.find_value("mixed")));
-  CHECK_FALSE(pattern::constant_scalar(a));
+  CHECK(pattern::splat_value(graph.find_value("half")) == 0.5);
+  CHECK(pattern::splat_value(graph.find_value("one")) == 1.0);
+  CHECK_FALSE(pattern::splat_value(graph.find_value("mixed")));
+  CHECK_FALSE(pattern::splat_value(a));
   // 1.41421 is sqrt(2) to 1.5e-6 relative: within the tolerance; 1.4142 is 1.5e-5 off, and
   // 1.41 3e-3 off.
   CHECK(pattern::is_constant_near(graph.find_value("sqrt2"), std::sqrt(2.0)));

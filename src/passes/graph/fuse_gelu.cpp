@@ -48,7 +48,7 @@ namespace minic {
 namespace {
 
 using pattern::both_orders;
-using pattern::constant_scalar;
+using pattern::splat_value;
 using pattern::is_constant_near;
 using pattern::match_op;
 using pattern::used_only_by;
@@ -67,7 +67,7 @@ bool is_product_step(const Node& node) {
   if (node.inputs.size() != 2 || node.outputs.size() != 1) return false;
   if (node.op == "Mul") return true;
   if (node.op != "Div") return false;
-  std::optional<double> divisor = constant_scalar(node.inputs[1]);
+  std::optional<double> divisor = splat_value(node.inputs[1]);
   return divisor && *divisor != 0;
 }
 
@@ -78,7 +78,7 @@ void add_factors_of(const Graph& graph, const Node& step, int depth, Product& pr
 // is a term.
 void add_factor(const Graph& graph, Value* value, const Node& step, int depth,
                 Product& product) {
-  if (std::optional<double> number = constant_scalar(value)) {
+  if (std::optional<double> number = splat_value(value)) {
     product.scale *= *number;
     return;
   }
@@ -94,7 +94,7 @@ void add_factor(const Graph& graph, Value* value, const Node& step, int depth,
 
 void add_factors_of(const Graph& graph, const Node& step, int depth, Product& product) {
   if (step.op == "Div") {
-    product.scale /= *constant_scalar(step.inputs[1]);
+    product.scale /= *splat_value(step.inputs[1]);
     add_factor(graph, step.inputs[0], step, depth, product);
     return;
   }

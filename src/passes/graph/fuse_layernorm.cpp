@@ -57,7 +57,7 @@ namespace minic {
 namespace {
 
 using pattern::both_orders;
-using pattern::constant_scalar;
+using pattern::splat_value;
 using pattern::is_constant_near;
 using pattern::match_op;
 using pattern::sole_user;
@@ -163,7 +163,7 @@ std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
   std::optional<double> epsilon;
   for (auto [var, eps] : both_orders(*add_eps)) {
     variance = match_op(var, "ReduceMean");
-    epsilon = constant_scalar(eps);
+    epsilon = splat_value(eps);
     if (variance && epsilon) break;
   }
   if (!variance || !epsilon) return std::nullopt;

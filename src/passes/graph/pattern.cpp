@@ -19,23 +19,12 @@ Node* match_op(const Value* value, std::string_view op) {
   return value->producer->op == op ? value->producer : nullptr;
 }
 
-std::optional<double> constant_scalar(const Value* value) {
-  if (value == nullptr || !value->is_constant()) return std::nullopt;
-  const Tensor& data = *value->constant;
-  if (data.num_elements() == 0) return std::nullopt;
-  double first = data.as_double(0);
-  for (int64_t i = 1; i < data.num_elements(); ++i) {
-    if (data.as_double(i) != first) return std::nullopt;
-  }
-  return first;
-}
-
 bool is_near(double number, double expected) {
   return std::abs(number - expected) <= kConstantTolerance * std::abs(expected);
 }
 
 bool is_constant_near(const Value* value, double expected) {
-  std::optional<double> number = constant_scalar(value);
+  std::optional<double> number = edit::splat_value(value);
   return number && is_near(*number, expected);
 }
 
@@ -44,12 +33,6 @@ std::array<std::pair<Value*, Value*>, 2> both_orders(const Node& node) {
   Value* a = node.inputs[0];
   Value* b = node.inputs[1];
   return {std::pair{a, b}, std::pair{b, a}};
-}
-
-bool used_only_by(const Graph& graph, const Value* value, const Node* user) {
-  if (graph.is_graph_output(value)) return false;
-  return std::all_of(value->users.begin(), value->users.end(),
-                     [&](const Node* node) { return node == user; });
 }
 
 Node* sole_user(const Graph& graph, const Value* value, std::string_view op) {

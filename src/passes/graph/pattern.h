@@ -15,6 +15,8 @@
 // safe: only the root's result may be used outside the pattern.
 #pragma once
 
+#include "graph_edit.h"
+
 #include "minic/ir/graph.h"
 
 #include <array>
@@ -36,9 +38,10 @@ inline constexpr double kConstantTolerance = 1e-4;
 // a constant, an omitted optional input, another op).
 Node* match_op(const Value* value, std::string_view op);
 
-// The one number a constant holds: a scalar, a one-element tensor, or a splat (every
-// element equal), converted to double. nullopt for anything else.
-std::optional<double> constant_scalar(const Value* value);
+// The one number a constant holds (edit::splat_value) and whether a value is read by one
+// node only (edit::used_only_by) come from graph_edit.h, shared with the folding passes.
+using edit::splat_value;
+using edit::used_only_by;
 
 // True if `number` is within kConstantTolerance (relative) of `expected`.
 bool is_near(double number, double expected);
@@ -50,10 +53,6 @@ bool is_constant_near(const Value* value, double expected);
 //   for (auto [x, c] : both_orders(*mul)) if (is_constant_near(c, 0.5)) ...
 // Empty pairs (nullptr) when the node does not have exactly two inputs.
 std::array<std::pair<Value*, Value*>, 2> both_orders(const Node& node);
-
-// True if every use of `value` is by `user` (one or more times) and it is not a graph
-// output: the value can disappear when `user` is rewritten.
-bool used_only_by(const Graph& graph, const Value* value, const Node* user);
 
 // The one node that uses `value`, if it uses it once, its op is `op`, and `value` is not a
 // graph output; else null. For extending a match downwards, to an optional last step.
