@@ -20,4 +20,11 @@ std::string read_file(const std::string& path) {
   return std::move(contents).str();
 }
 
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  stream << text;
+  stream.close();
+  if (!stream) fail("{}: cannot write the file", path);
+}
+
 }  // namespace minic

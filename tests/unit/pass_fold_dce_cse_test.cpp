@@ -17,10 +17,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-int count_ops(const Graph& graph, std::string_view op) {
-  auto nodes = graph.nodes();
-  return static_cast<int>(std::ranges::count_if(nodes, [&](const Node* n) { return n->op == op; }));
-}
+using testing::count_op;
 
 // The node defining the value named `name`.
 const Node* producer_of(const Graph& graph, const std::string& name) {
@@ -59,7 +56,7 @@ graph conv(%x: f32[1,2,5,5]) -> (%y: f32[1,3,5,5]) opset 17 {
   return %y
 })");
   check_pass_preserves_outputs(graph, fold_constants);
-  REQUIRE(count_ops(graph, "ConstantOfShape") == 0);
+  REQUIRE(count_op(graph, "ConstantOfShape") == 0);
   const Value* w = graph.find_value("w");
   REQUIRE(w);
   REQUIRE(w->is_constant());
@@ -107,8 +104,8 @@ graph g(%x: f32[2,3,5]) -> (%s: i64[2], %n: i64[], %y: f32[6,5]) opset 17 {
   return %s, %n, %y
 })");
   check_pass_preserves_outputs(graph, fold_constants);
-  REQUIRE(count_ops(graph, "Shape") == 0);
-  REQUIRE(count_ops(graph, "Size") == 0);
+  REQUIRE(count_op(graph, "Shape") == 0);
+  REQUIRE(count_op(graph, "Size") == 0);
   // Graph outputs that became constants stay graph outputs, under their names.
   REQUIRE(graph.outputs()[0]->name == "s");
   REQUIRE(graph.outputs()[0]->constant->to_int64_vector() == std::vector<int64_t>{2, 3});
@@ -117,7 +114,7 @@ graph g(%x: f32[2,3,5]) -> (%s: i64[2], %n: i64[], %y: f32[6,5]) opset 17 {
   REQUIRE(producer_of(graph, "y")->inputs[1]->constant->to_int64_vector() ==
           std::vector<int64_t>{6, -1});
   // Relu reads the graph input: it stays.
-  REQUIRE(count_ops(graph, "Relu") == 1);
+  REQUIRE(count_op(graph, "Relu") == 1);
   REQUIRE_FALSE(has_foldable_node(graph));
 }
 
@@ -268,9 +265,9 @@ graph g(%x: f32[4]) -> (%y: f32[4]) opset 17 {
   return %y
 })");
   check_pass_preserves_outputs(graph, eliminate_common_subexpressions);
-  REQUIRE(count_ops(graph, "LeakyRelu") == 2);  // 0.0 and -0.0 are different floats
-  REQUIRE(count_ops(graph, "Sub") == 2);
-  REQUIRE(count_ops(graph, "ConstantOfShape") == 2);  // tensor attributes compared by value
+  REQUIRE(count_op(graph, "LeakyRelu") == 2);  // 0.0 and -0.0 are different floats
+  REQUIRE(count_op(graph, "Sub") == 2);
+  REQUIRE(count_op(graph, "ConstantOfShape") == 2);  // tensor attributes compared by value
   REQUIRE(producer_of(graph, "y")->inputs[1]->name == "f");
 }
 
@@ -303,7 +300,7 @@ TEST_CASE("cse merges identical constants, large ones too", "[passes][cse]") {
   REQUIRE(graph.find_value("w2") == nullptr);
   REQUIRE(graph.find_value("w3") != nullptr);  // differs in its last element
   REQUIRE(graph.find_value("w4") != nullptr);  // the same bytes as w3, another shape
-  REQUIRE(count_ops(graph, "Add") == 3);        // %b merged into %a
+  REQUIRE(count_op(graph, "Add") == 3);        // %b merged into %a
   const Node* mul = producer_of(graph, "ab");
   REQUIRE(mul->inputs[0] == mul->inputs[1]);
 }
@@ -340,7 +337,7 @@ TEST_CASE("fold-constants, cse and dce on the light models", "[passes][fold][mod
     INFO(name);
     Graph graph = import_onnx(dir + "light_" + name + ".onnx");
     size_t nodes_before = graph.num_nodes();
-    REQUIRE(count_ops(graph, "ConstantOfShape") > 0);
+    REQUIRE(count_op(graph, "ConstantOfShape") > 0);
     auto passes = [](Graph& g) {
       fold_dce(g);
       verify_graph(g);
@@ -352,7 +349,7 @@ TEST_CASE("fold-constants, cse and dce on the light models", "[passes][fold][mod
     } else {
       check_pass_preserves_outputs(graph, passes);
     }
-    REQUIRE(count_ops(graph, "ConstantOfShape") == 0);
+    REQUIRE(count_op(graph, "ConstantOfShape") == 0);
     REQUIRE_FALSE(has_foldable_node(graph));
     REQUIRE(graph.num_nodes() < nodes_before);
   }

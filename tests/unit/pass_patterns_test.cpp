@@ -16,13 +16,9 @@ namespace minic {
 namespace {
 
 using testing::check_pass_preserves_outputs;
+using testing::count_op;
 using testing::graph_from_text;
 
-int count_op(const Graph& graph, std::string_view op) {
-  int count = 0;
-  for (const Node* node : graph.nodes()) count += node->op == op ? 1 : 0;
-  return count;
-}
 
 // --- the helpers -------------------------------------------------------------------------------
 

@@ -23,6 +23,13 @@ inline Graph graph_from_text(const std::string& text) {
   return graph;
 }
 
+// How many top-level nodes of `graph` apply `op`.
+inline int count_op(const Graph& graph, std::string_view op) {
+  int count = 0;
+  for (const Node* node : graph.nodes()) count += node->op == op ? 1 : 0;
+  return count;
+}
+
 // Random inputs for every graph input: uniform [-2, 2) for floats, 0..3 for integers.
 inline std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed) {
   std::mt19937_64 random(seed);

@@ -16,10 +16,10 @@
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/compare.h"
 #include "minic/runtime/interpreter.h"
+#include "minic/support/file.h"
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 
 namespace minic::cli {
@@ -105,10 +105,7 @@ int run_opt(const OptOptions& options) {
     fmt::print("{}", text);
     return 0;
   }
-  std::ofstream stream(options.output, std::ios::binary | std::ios::trunc);
-  stream << text;
-  stream.close();
-  if (!stream) fail("{}: cannot write the file", options.output);
+  write_file(options.output, text);
   return 0;
 }
 

@@ -16,13 +16,13 @@
 
 #include "minic/ir/graph_dot.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/support/file.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <sys/wait.h>
@@ -95,13 +95,6 @@ void write_svg(const std::string& dot_text, const std::string& path) {
   }
 }
 
-void write_text(const std::string& text, const std::string& path) {
-  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
-  stream << text;
-  stream.close();
-  if (!stream) fail("{}: cannot write the file", path);
-}
-
 int run_viz(const VizOptions& options) {
   if (options.input.empty()) fail("viz needs a MODEL.onnx or FILE.mgraph");
   const bool svg = options.output.ends_with(".svg");
@@ -120,7 +113,7 @@ int run_viz(const VizOptions& options) {
   } else if (svg) {
     write_svg(dot_text, options.output);
   } else {
-    write_text(dot_text, options.output);
+    write_file(options.output, dot_text);
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-// Reading whole files, with errors that name the file.
+// Reading and writing whole files, with errors that name the file.
 #pragma once
 
 #include <string>
@@ -8,5 +8,9 @@ namespace minic {
 // The bytes of the file at `path`. Throws Error ("<path>: no such file", "... is a
 // directory", ...) if it cannot be read.
 std::string read_file(const std::string& path);
+
+// Writes `text` to the file at `path`, replacing it. Throws Error naming the file if it
+// cannot be written.
+void write_file(const std::string& path, const std::string& text);
 
 }  // namespace minic
