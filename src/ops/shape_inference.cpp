@@ -42,7 +42,9 @@ void check_counts(const Node& node, const OpSchema& schema, int opset) {
 
 // A fused node's types are its body's: the body's inputs take the node's input types, the
 // body is inferred like any graph, and its output types become the node's.
-void infer_fused_shapes(Node& node, int opset) {
+// `outer_value` gives the value the outer graph knows for an input of the node, if any.
+void infer_fused_shapes(Node& node, int opset,
+                        const std::function<const Tensor*(const Value*)>& outer_value) {
   Graph& body = *node.body;
   body.opset = opset;
   if (body.inputs().size() != node.inputs.size() || body.outputs().size() != node.outputs.size()) {
@@ -56,7 +58,15 @@ void infer_fused_shapes(Node& node, int opset) {
     body.inputs()[i]->type = node.inputs[i]->type;
     body.inputs()[i]->has_type = true;
   }
-  infer_shapes(body);
+  ShapeInferenceOptions body_options;
+  body_options.known_input_value = [&](const Value& input) -> const Tensor* {
+    const std::vector<Value*>& inputs = node.body->inputs();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] == &input) return outer_value(node.inputs[i]);
+    }
+    return nullptr;
+  };
+  infer_shapes(body, body_options);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     node.outputs[i]->type = body.outputs()[i]->type;
     node.outputs[i]->has_type = true;
@@ -103,6 +113,9 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
     if (value->constant) return value->constant.get();
     auto it = known.find(value);
     if (it != known.end()) return &it->second;
+    if (options.known_input_value && graph.is_graph_input(value)) {
+      if (const Tensor* data = options.known_input_value(*value)) return data;
+    }
     if (options.input_value && graph.is_graph_input(value)) {
       if (std::optional<Tensor> data = options.input_value(*value)) {
         Value* input = graph.find_value(value->name);
@@ -115,7 +128,7 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
 
   for (Node* node : graph.nodes()) {
     if (node->is_fused()) {
-      infer_fused_shapes(*node, graph.opset);
+      infer_fused_shapes(*node, graph.opset, lookup);
       continue;
     }
     const OpSchema* schema = op_registry().find(node->op);

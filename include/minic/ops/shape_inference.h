@@ -20,6 +20,9 @@ struct ShapeInferenceOptions {
   // input is frozen into a constant with that value (a static-shape specialisation: the
   // value determines output shapes). Unset or nullopt: the rule's error stands.
   std::function<std::optional<Tensor>(const Value& input)> input_value;
+  // Values of graph inputs known without freezing them: a fused node's body sees, through
+  // this, the values its outer graph knows for the inputs (a Reshape's constant shape).
+  std::function<const Tensor*(const Value& input)> known_input_value;
   // Results with at most this many elements are computed during inference so that shape
   // rules further down can read them.
   int64_t max_known_elements = 4096;
