@@ -10,7 +10,7 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev graphviz
 )
-PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime)
+PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime matplotlib)
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -26,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PYTHON="${PYTHON:-python3}"
-if ! "$PYTHON" -c 'import numpy, onnx, onnxruntime; assert onnx.__version__ == "1.22.0"' 2>/dev/null; then
+if ! "$PYTHON" -c 'import numpy, onnx, onnxruntime, matplotlib; assert onnx.__version__ == "1.22.0"' 2>/dev/null; then
   echo "setup: installing ${PY_PACKAGES[*]} for $PYTHON"
   "$PYTHON" -m pip install -q "${PY_PACKAGES[@]}" 2>/dev/null ||
     "$PYTHON" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"

@@ -1,0 +1,130 @@
+"""What `benchmarks/run` measures: the models, the GEMMs, and their inputs. Course module 8.
+
+The suite is the nine light models of ../shared/onnx/light-models (real architectures
+whose weights are ConstantOfShape nodes, so the files are small), the example models
+(ResNet-18, MobileNetV2, the BERT-style encoder, built by examples/models/build_models.py;
+the committed MLP), and one-node MatMul models: square N x N x N and the shapes of a BERT
+layer's projections. A MatMul's first operand is the model's input (activations); the
+second is an initializer (weights), as in a real model, so ORT may prepack it.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+LIGHT_MODELS_DIR = os.path.join(REPO, "..", "shared", "onnx", "light-models")
+EXAMPLES_DIR = os.path.join(REPO, "examples", "models")
+
+from compare_with_ort import random_inputs  # the model tests' input generator
+
+LIGHT_MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
+                "shufflenet", "squeezenet", "vgg19", "zfnet512"]
+BUILT_MODELS = ["resnet18", "mobilenetv2", "bert_encoder"]
+SQUARE_GEMMS = [256, 512, 1024, 2048]
+# BERT-base-like layer at sequence length 128, hidden 256, FFN 1024 (the example encoder):
+# Q/K/V/output projections, FFN up, FFN down. M x K x N.
+BERT_GEMMS = [(128, 256, 256), (128, 256, 1024), (128, 1024, 256)]
+# --quick without --models: a small CNN, a deep CNN, the MLP and the smaller GEMMs.
+QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_128x256x256",
+         "matmul_128x256x1024", "matmul_128x1024x256"]
+
+
+@dataclass
+class Benchmark:
+    name: str
+    kind: str            # "model" or "gemm"
+    source: str          # "light", "example", "built" or "gemm"
+    path: str = ""       # the .onnx file, once it exists
+    mkn: tuple = None    # GEMM shape (M, K, N)
+
+    @property
+    def flops(self):
+        m, k, n = self.mkn
+        return 2 * m * k * n
+
+
+def gemm_name(m, k, n):
+    return f"matmul_{m}" if m == k == n else f"matmul_{m}x{k}x{n}"
+
+
+def full_suite():
+    """Every benchmark, models first, in a fixed order."""
+    suite = [Benchmark(n, "model", "light",
+                       os.path.join(LIGHT_MODELS_DIR, f"light_{n}.onnx")) for n in LIGHT_MODELS]
+    suite += [Benchmark(n, "model", "built") for n in BUILT_MODELS]
+    suite.append(Benchmark("mlp", "model", "example", os.path.join(EXAMPLES_DIR, "mlp.onnx")))
+    shapes = [(n, n, n) for n in SQUARE_GEMMS] + BERT_GEMMS
+    suite += [Benchmark(gemm_name(*mkn), "gemm", "gemm", mkn=mkn) for mkn in shapes]
+    return suite
+
+
+def select(suite, patterns, quick):
+    """The benchmarks whose name matches one of the comma-separated regular expressions
+    (searched anywhere in the name); with no patterns, the quick subset or everything."""
+    if patterns:
+        expressions = [re.compile(p) for p in patterns.split(",") if p]
+        return [b for b in suite if any(e.search(b.name) for e in expressions)]
+    if quick:
+        return [b for b in suite if b.name in QUICK]
+    return list(suite)
+
+
+def build_gemm_model(bench, models_dir):
+    """Writes a one-node MatMul model, Y[M,N] = A[M,K] @ B[K,N], B an initializer."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    m, k, n = bench.mkn
+    weights = np.random.default_rng(7).uniform(-1, 1, (k, n)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["A", "B"], ["Y"], name="matmul")], bench.name,
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(weights, "B")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="minic benchmarks")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    path = os.path.join(models_dir, f"{bench.name}.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def prepare(benchmarks, models_dir, log):
+    """Gives every benchmark its .onnx file: builds the example models and GEMMs that are
+    not in models_dir yet (the builds are deterministic, so a file there is reused)."""
+    os.makedirs(models_dir, exist_ok=True)
+    to_build = [b.name for b in benchmarks
+                if b.source == "built" and not os.path.exists(os.path.join(models_dir,
+                                                                           f"{b.name}.onnx"))]
+    if to_build:
+        log(f"building {', '.join(to_build)} with examples/models/build_models.py")
+        subprocess.run([sys.executable, os.path.join(EXAMPLES_DIR, "build_models.py"),
+                        "--out", models_dir, *to_build], check=True, stdout=subprocess.DEVNULL)
+    for bench in benchmarks:
+        if bench.source == "built":
+            bench.path = os.path.join(models_dir, f"{bench.name}.onnx")
+        elif bench.source == "gemm":
+            bench.path = build_gemm_model(bench, models_dir)
+
+
+def write_inputs(bench, inputs_dir, seed):
+    """Random inputs for the model (the model tests' generator: normal(0, 1) floats, token
+    ids within the embedding table, padding masks) as .npy files; returns name -> path."""
+    import onnx
+
+    model = onnx.load(bench.path, load_external_data=False)
+    folder = os.path.join(inputs_dir, bench.name)
+    os.makedirs(folder, exist_ok=True)
+    paths = {}
+    for index, (name, array) in enumerate(random_inputs(model, seed).items()):
+        path = os.path.join(folder, f"input_{index}.npy")
+        np.save(path, array)
+        paths[name] = path
+    return paths

@@ -1,0 +1,260 @@
+// `minic bench MODEL`: how long a model takes to run, measured many times. Course module 8.
+//
+// Steps: import the model and run the graph passes, timing both (the compile time, which
+// will include code generation once a compiled backend exists); fill the inputs not given
+// with random numbers; run it --warmup times untimed, then --repeat times, timing each run
+// alone with a monotonic clock; print the median, mean, min, p90 and p99 latency, the
+// configuration and the process's peak resident memory, and with --json write all of it,
+// every sample included, to a file.
+//
+// Why these statistics: run times on a shared machine have a long upper tail (other
+// processes, page faults, frequency changes), so the median and the min say more about
+// the code than the mean does; p90/p99 show how long the tail is. Percentiles interpolate
+// linearly between the sorted samples (numpy's default), so p50 equals the median.
+#include "commands.h"
+#include "graph_input.h"
+#include "run_inputs.h"
+
+#include "minic/frontend/onnx.h"
+#include "minic/passes/pass_manager.h"
+#include "minic/runtime/interpreter.h"
+#include "minic/runtime/tensor_io.h"
+#include "minic/support/error.h"
+#include "minic/support/file.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <numeric>
+
+namespace minic::cli {
+namespace {
+
+struct BenchOptions {
+  std::string model;
+  std::string backend = "interp";
+  std::string passes = "default";
+  std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
+  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
+  int warmup = 2;
+  int repeat = 10;
+  int threads = 1;
+  uint64_t seed = 0;
+  std::string json_file;
+};
+
+const std::vector<std::string> kBackends = {"interp"};
+
+struct LatencyStats {
+  double median = 0, mean = 0, min = 0, max = 0, p90 = 0, p99 = 0;
+};
+
+// The p-th percentile (0..100) of sorted samples, interpolated linearly between ranks.
+double percentile(const std::vector<double>& sorted, double p) {
+  double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  size_t below = static_cast<size_t>(std::floor(rank));
+  size_t above = std::min(below + 1, sorted.size() - 1);
+  double fraction = rank - static_cast<double>(below);
+  return sorted[below] + (sorted[above] - sorted[below]) * fraction;
+}
+
+LatencyStats summarize(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  LatencyStats stats;
+  stats.median = percentile(samples, 50);
+  stats.mean = std::accumulate(samples.begin(), samples.end(), 0.0) /
+               static_cast<double>(samples.size());
+  stats.min = samples.front();
+  stats.max = samples.back();
+  stats.p90 = percentile(samples, 90);
+  stats.p99 = percentile(samples, 99);
+  return stats;
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  auto now = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(now - start).count();
+}
+
+// The most memory this process has held in RAM so far, in MiB. Linux's VmHWM line of
+// /proc/self/status is read first: getrusage's ru_maxrss carries over the peak of the
+// process that started this one (exec keeps the larger of the two), so a minic started
+// by a big Python harness would report the harness's memory. getrusage is the fallback
+// where /proc is missing.
+double peak_rss_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("VmHWM:")) return std::stod(line.substr(6)) / 1024.0;  // in kB
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+// What the backend does with --threads, in words for the configuration table.
+std::string threads_note(const BenchOptions& options) {
+  if (options.threads == 1) return "1 (the interpreter is single-threaded)";
+  return fmt::format("{} requested; the interpreter is single-threaded and uses 1",
+                     options.threads);
+}
+
+void check_options(const BenchOptions& options) {
+  if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
+    fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
+  }
+  if (std::filesystem::is_directory(options.model)) {
+    fail("{} is a directory: benchmarking a compiled model needs the LLVM backend (issue 5); "
+         "give an .onnx file",
+         options.model);
+  }
+  if (options.warmup < 0) fail("--warmup {}: must be 0 or more", options.warmup);
+  if (options.repeat < 1) fail("--repeat {}: must be 1 or more", options.repeat);
+  if (options.threads < 1) fail("--threads {}: must be 1 or more", options.threads);
+}
+
+nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& graph,
+                                  double import_ms, double passes_ms,
+                                  const std::vector<double>& samples, const LatencyStats& stats,
+                                  double rss_mb) {
+  nlohmann::ordered_json json;
+  json["model"] = options.model;
+  json["backend"] = options.backend;
+  json["passes"] = options.passes;
+  json["threads"] = options.threads;
+  json["threads_used"] = 1;  // the interpreter runs on the calling thread
+  json["warmup"] = options.warmup;
+  json["repeat"] = options.repeat;
+  json["seed"] = options.seed;
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (const Value* input : graph.inputs()) {
+    inputs.push_back({{"name", input->name}, {"type", type_string(input->type)}});
+  }
+  json["inputs"] = inputs;
+  json["compile_ms"] = import_ms + passes_ms;
+  json["import_ms"] = import_ms;
+  json["passes_ms"] = passes_ms;
+  json["median_ms"] = stats.median;
+  json["mean_ms"] = stats.mean;
+  json["min_ms"] = stats.min;
+  json["max_ms"] = stats.max;
+  json["p90_ms"] = stats.p90;
+  json["p99_ms"] = stats.p99;
+  json["peak_rss_mb"] = rss_mb;
+  json["samples_ms"] = samples;
+  return json;
+}
+
+int bench_model(const BenchOptions& options) {
+  check_options(options);
+
+  // Compile: import (with the given inputs and shapes) and graph passes. Reading the
+  // --input files is not compiling, so its time is left out.
+  auto import_start = std::chrono::steady_clock::now();
+  OnnxModelSummary summary = summarize_onnx(options.model);
+  OnnxImportOptions import_options;
+  auto read_start = std::chrono::steady_clock::now();
+  for (const auto& [name, path] : bind_input_files(options.inputs, summary.inputs)) {
+    import_options.known_inputs[name] = read_tensor_file(path);
+  }
+  double read_ms = milliseconds_since(read_start);
+  import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
+  check_inputs_are_sized(summary.inputs, import_options.known_inputs,
+                         import_options.input_shapes);
+  Graph graph = import_onnx(options.model, import_options);
+  double import_ms = milliseconds_since(import_start) - read_ms;
+  auto passes_start = std::chrono::steady_clock::now();
+  std::vector<std::string> passes = parse_pass_list(options.passes);
+  run_passes(graph, passes);
+  double passes_ms = milliseconds_since(passes_start);
+
+  std::mt19937_64 random(options.seed);
+  std::vector<Tensor> inputs;
+  for (const Value* input : graph.inputs()) {
+    auto given = import_options.known_inputs.find(input->name);
+    inputs.push_back(given != import_options.known_inputs.end()
+                         ? given->second
+                         : fill_tensor(input->type, Fill::random, random));
+  }
+
+  for (int i = 0; i < options.warmup; ++i) interpret(graph, inputs);
+  std::vector<double> samples;
+  for (int i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    std::vector<Tensor> outputs = interpret(graph, inputs);
+    samples.push_back(milliseconds_since(start));
+  }
+  LatencyStats stats = summarize(samples);
+  double rss_mb = peak_rss_mb();
+
+  fmt::print("bench {}\n", options.model);
+  fmt::print("  backend  {} (reference interpreter)\n", options.backend);
+  fmt::print("  passes   {} ({} passes)\n", options.passes, passes.size());
+  fmt::print("  threads  {}\n", threads_note(options));
+  fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
+             options.seed);
+  for (const Value* input : graph.inputs()) {
+    bool given = import_options.known_inputs.count(input->name) != 0;
+    fmt::print("  input    {}: {} ({})\n", input->name, type_string(input->type),
+               given ? "given" : "random");
+  }
+  fmt::print("compile    {:.3f} ms (import {:.3f} ms, passes {:.3f} ms)\n",
+             import_ms + passes_ms, import_ms, passes_ms);
+  fmt::print("latency ms {:>10} {:>10} {:>10} {:>10} {:>10}\n", "median", "mean", "min", "p90",
+             "p99");
+  fmt::print("           {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", stats.median,
+             stats.mean, stats.min, stats.p90, stats.p99);
+  fmt::print("peak RSS   {:.1f} MB\n", rss_mb);
+
+  if (!options.json_file.empty()) {
+    nlohmann::ordered_json json =
+        bench_json(options, graph, import_ms, passes_ms, samples, stats, rss_mb);
+    write_file(options.json_file, json.dump(2) + "\n");
+    fmt::print("wrote {}\n", options.json_file);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* command = app.add_subcommand(
+      "bench", "Time a model: median, mean, min, p90 and p99 latency over repeated runs");
+  command->add_option("model", options->model, "The ONNX model file")->required();
+  command->add_option("--backend", options->backend, "How to run it (available: interp)")
+      ->capture_default_str();
+  command->add_option("--passes", options->passes,
+                      "Graph passes to run before timing: 'default', 'none' or a "
+                      "comma-separated list (their time counts as compile time)")
+      ->capture_default_str();
+  command->add_option("--warmup", options->warmup, "Untimed runs before the timed ones")
+      ->capture_default_str();
+  command->add_option("--repeat", options->repeat, "Timed runs")->capture_default_str();
+  command->add_option("--threads", options->threads,
+                      "Threads to run on (recorded; the interpreter uses one)")
+      ->capture_default_str();
+  command
+      ->add_option("--input", options->inputs,
+                   "An input from a .npy or TensorProto .pb file: NAME=PATH, or PATH for the "
+                   "next input not named (repeatable); the others are random")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--input-shape", options->input_shapes,
+                   "The shape of an input with symbolic dimensions: NAME=1x3x224x224 "
+                   "(repeatable)")
+      ->allow_extra_args(false);
+  command->add_option("--seed", options->seed, "Seed for the random inputs")
+      ->capture_default_str();
+  command->add_option("--json", options->json_file,
+                      "Write the results (configuration, statistics, every sample) to FILE");
+  return {command, [options] { return bench_model(*options); }};
+}
+
+}  // namespace minic::cli
