@@ -6,6 +6,7 @@
 //   minic opt MODEL.onnx|FILE.mgraph [-o OUT.mgraph]
 //   minic viz MODEL.onnx|FILE.mgraph [--stage onnx|optimized] -o FILE.dot|FILE.svg
 //   minic bench MODEL [--warmup N] [--repeat N] [--threads N] [--json FILE]
+//   minic schedule FILE.mloop [--emit mloop|c] [-o OUT]
 //
 // main builds the CLI11 app from the subcommands (one file each), parses the command
 // line and runs the chosen subcommand. It is the one place where errors become exit
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
       minic::cli::add_opt_command(app),
       minic::cli::add_viz_command(app),
       minic::cli::add_bench_command(app),
+      minic::cli::add_schedule_command(app),
   };
 
   // CLI11 would call an unknown word in the subcommand's place a missing subcommand.

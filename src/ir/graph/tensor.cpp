@@ -1,5 +1,7 @@
 #include "minic/ir/tensor.h"
 
+#include "minic/ir/element_cast.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -98,28 +100,6 @@ std::vector<double> Tensor::to_double_vector() const {
 }
 
 namespace {
-
-// Converts one element as C++ would, but without undefined behaviour: NaN and
-// out-of-range floats going to an integer type saturate (NaN gives 0).
-template <typename To, typename From>
-To convert_element(From value) {
-  using FromC = compute_t<From>;
-  using ToC = compute_t<To>;
-  FromC v = static_cast<FromC>(value);
-  if constexpr (std::is_same_v<ToC, bool>) {
-    return static_cast<To>(v != FromC{});
-  } else if constexpr (std::is_integral_v<ToC> && std::is_floating_point_v<FromC>) {
-    if (std::isnan(v)) return To{0};
-    constexpr double lo = static_cast<double>(std::numeric_limits<ToC>::lowest());
-    constexpr double hi = static_cast<double>(std::numeric_limits<ToC>::max());
-    double d = static_cast<double>(v);
-    if (d <= lo) return std::numeric_limits<ToC>::lowest();
-    if (d >= hi) return std::numeric_limits<ToC>::max();
-    return static_cast<To>(static_cast<ToC>(d));
-  } else {
-    return static_cast<To>(static_cast<ToC>(v));
-  }
-}
 
 // To a storage-only type: integers keep their low bits in the storage-only integers; all
 // else converts from double.
