@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build minic, then inspect and run the bundled example model
-# (examples/models/mlp.onnx) on random inputs, showing the time it took.
+# (examples/models/mlp.onnx) on random inputs, showing the time it took, and time it
+# after the default graph pipeline with `minic bench`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
@@ -12,3 +13,6 @@ build/minic inspect "$model"
 echo
 echo "\$ minic run $model --fill random --seed 1"
 build/minic run "$model" --fill random --seed 1
+echo
+echo "\$ minic bench $model --repeat 50"
+build/minic bench "$model" --repeat 50
