@@ -300,6 +300,12 @@ TEST_CASE("clashing names get a suffix; others stay as they are", "[loop_text]")
   CHECK_THAT(text, Catch::Contains("func @\"odd name\"(\"conv1/W:0\": f32[2]) {"));
   CHECK_THAT(text, Catch::Contains("for \"for\" in 0..2 {\n    for i.0 in 0..1 {"));
   CHECK_THAT(text, Catch::Contains("\"conv1/W:0\"[\"for\" + i.0] = 0.0"));
+
+  // Control characters in a name are escaped as the graph text form escapes them.
+  Buffer control = BufferNode::make("a\r\tb\x01", DType::f32, {1});
+  PrimFunc escaped{"escaped", {control}, Store::make(control, {i64(0)}, FloatImm::make(1.0))};
+  text = check_round_trip(escaped);
+  CHECK_THAT(text, Catch::Contains("\"a\\r\\tb\\x01\": f32[1]"));
 }
 
 TEST_CASE("a module of several functions round-trips", "[loop_text]") {

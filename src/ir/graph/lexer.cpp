@@ -214,49 +214,4 @@ std::vector<Token> tokenize(std::string_view text, const std::string& source) {
   return Lexer(text, source).run();
 }
 
-const Token& TokenCursor::peek(size_t ahead) const {
-  return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-}
-
-Token TokenCursor::take() {
-  Token token = peek();
-  if (pos_ + 1 < tokens_.size()) ++pos_;
-  return token;
-}
-
-bool TokenCursor::accept_punct(std::string_view punct) {
-  if (!peek().is_punct(punct)) return false;
-  take();
-  return true;
-}
-
-bool TokenCursor::accept_keyword(std::string_view keyword) {
-  if (!peek().is_keyword(keyword)) return false;
-  take();
-  return true;
-}
-
-Token TokenCursor::expect_punct(std::string_view punct) {
-  if (!peek().is_punct(punct)) expected(fmt::format("'{}'", punct));
-  return take();
-}
-
-Token TokenCursor::expect_keyword(std::string_view keyword) {
-  if (!peek().is_keyword(keyword)) expected(fmt::format("'{}'", keyword));
-  return take();
-}
-
-Token TokenCursor::expect(TokenKind kind, std::string_view what) {
-  if (peek().kind != kind) expected(what);
-  return take();
-}
-
-void TokenCursor::error_at(const Token& token, const std::string& message) const {
-  fail("{}:{}:{}: {}", source_, token.line, token.column, message);
-}
-
-void TokenCursor::expected(std::string_view what) const {
-  error_at(peek(), fmt::format("expected {}, found {}", what, describe(peek())));
-}
-
 }  // namespace minic::graph_text

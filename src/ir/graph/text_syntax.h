@@ -5,6 +5,8 @@
 // type is the NaN spelled plain `nan`.
 #pragma once
 
+#include "minic/support/token_cursor.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,8 +34,8 @@ inline bool is_identifier(std::string_view name) {
   return is_bare_name(name);
 }
 
-// The string in double quotes with `"`, `\` and control bytes escaped.
-std::string quote(std::string_view text);
+// Names and strings that need it are quoted by minic::quote (token_cursor.h).
+using minic::quote;
 
 // `%name`, `%"odd/name"`.
 inline std::string value_ref(std::string_view name) {

@@ -150,6 +150,7 @@ class Lexer {
         case '\\': text += '\\'; break;
         case 'n': text += '\n'; break;
         case 't': text += '\t'; break;
+        case 'r': text += '\r'; break;
         case 'x': {
           if (!is_hex_digit(peek()) || !is_hex_digit(peek(1))) {
             error_here("expected two hex digits after '\\x'");
@@ -158,7 +159,7 @@ class Lexer {
           text += static_cast<char>(std::stoi(hex, nullptr, 16));
           break;
         }
-        default: error_here("unknown escape in a name (use \\\" \\\\ \\n \\t \\xHH)");
+        default: error_here("unknown escape in a name (use \\\" \\\\ \\n \\t \\r \\xHH)");
       }
     }
   }
@@ -186,46 +187,6 @@ std::string describe(const Token& token) {
 
 std::vector<Token> tokenize(std::string_view text, const std::string& source) {
   return Lexer(text, source).run();
-}
-
-const Token& TokenCursor::peek(size_t ahead) const {
-  return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-}
-
-Token TokenCursor::take() {
-  Token token = peek();
-  if (pos_ + 1 < tokens_.size()) ++pos_;
-  return token;
-}
-
-bool TokenCursor::accept_punct(std::string_view punct) {
-  if (!peek().is_punct(punct)) return false;
-  take();
-  return true;
-}
-
-bool TokenCursor::accept_keyword(std::string_view keyword) {
-  if (!peek().is_keyword(keyword)) return false;
-  take();
-  return true;
-}
-
-Token TokenCursor::expect_punct(std::string_view punct) {
-  if (!peek().is_punct(punct)) expected(fmt::format("'{}'", punct));
-  return take();
-}
-
-Token TokenCursor::expect_keyword(std::string_view keyword) {
-  if (!peek().is_keyword(keyword)) expected(fmt::format("'{}'", keyword));
-  return take();
-}
-
-void TokenCursor::error_at(const Token& token, const std::string& message) const {
-  fail("{}:{}:{}: {}", source_, token.line, token.column, message);
-}
-
-void TokenCursor::expected(std::string_view what) const {
-  error_at(peek(), fmt::format("expected {}, found {}", what, describe(peek())));
 }
 
 }  // namespace minic::loop::text

@@ -5,6 +5,8 @@
 // the parser can say "<source>:3:14: expected ')', found ','".
 #pragma once
 
+#include "minic/support/token_cursor.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,31 +43,7 @@ std::string describe(const Token& token);
 // or a string that does not end.
 std::vector<Token> tokenize(std::string_view text, const std::string& source);
 
-// A position in a token list, with the error reporting every parsing function shares.
-class TokenCursor {
- public:
-  TokenCursor(std::vector<Token> tokens, std::string source)
-      : tokens_(std::move(tokens)), source_(std::move(source)) {}
-
-  // The token `ahead` places on (the kEnd token past the end).
-  const Token& peek(size_t ahead = 0) const;
-  Token take();
-  // Takes the next token if it is that punctuation / keyword.
-  bool accept_punct(std::string_view punct);
-  bool accept_keyword(std::string_view keyword);
-  // Takes the next token, which must be that punctuation / keyword.
-  Token expect_punct(std::string_view punct);
-  Token expect_keyword(std::string_view keyword);
-
-  // Throws "<source>:<line>:<col>: <message>" at `token`.
-  [[noreturn]] void error_at(const Token& token, const std::string& message) const;
-  // Throws "<source>:<line>:<col>: expected <what>, found <next token>".
-  [[noreturn]] void expected(std::string_view what) const;
-
- private:
-  std::vector<Token> tokens_;
-  std::string source_;
-  size_t pos_ = 0;
-};
+// The cursor the parser reads tokens with (minic/support/token_cursor.h).
+using TokenCursor = minic::TokenCursor<Token>;
 
 }  // namespace minic::loop::text

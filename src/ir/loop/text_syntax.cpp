@@ -49,26 +49,6 @@ bool is_bare_name(std::string_view name) {
   return !is_keyword(name) && !special_float_type(name);
 }
 
-std::string quote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
 std::string name_text(std::string_view name) {
   return is_bare_name(name) ? std::string(name) : quote(name);
 }

@@ -5,6 +5,8 @@
 // with lanes is split.
 #pragma once
 
+#include "minic/support/token_cursor.h"
+
 #include "minic/ir/loop/expr.h"
 
 #include <optional>
@@ -21,8 +23,8 @@ bool is_keyword(std::string_view word);
 // (`i`, `i.0`, `threadIdx.x`), and not a keyword or a spelling of inf or nan.
 bool is_bare_name(std::string_view name);
 
-// The string in double quotes, with `"`, `\` and control bytes escaped.
-std::string quote(std::string_view text);
+// Names and strings that need it are quoted by minic::quote (token_cursor.h).
+using minic::quote;
 
 // The name bare when it may be, quoted otherwise.
 std::string name_text(std::string_view name);
