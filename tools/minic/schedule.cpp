@@ -1,16 +1,23 @@
-// `minic schedule FILE.mloop [--emit mloop|c] [-o OUT]`: the loop IR as text, and as the
-// equivalent C. Course module 3.
+// `minic schedule FILE.mloop [--trace FILE.trace] [--passes a,b] [--emit mloop|c|trace]`:
+// applies a schedule trace and loop passes to a loop IR module and prints the result.
+// Course modules 3 and 4.
 //
-// Parses a loop IR module (include/minic/ir/loop/parser.h) and prints it again: as loop
-// IR (the default), which shows the module unchanged, so print∘parse can be checked from
-// the command line, or as the C a student reads beside it (`--emit c`,
-// include/minic/ir/loop/c_printer.h). Applying a schedule trace (`--trace FILE.trace`)
-// comes with the schedule primitives; until they exist the command has no such option.
+// Parses a loop IR module (include/minic/ir/loop/parser.h). With `--trace`, replays the
+// trace (include/minic/schedule/trace.h) on one function of the module: the only one, or
+// the one `--func` names. With `--passes`, runs loop passes by name
+// (include/minic/passes/loop/registry.h) on every function, after the trace. Then prints
+// the module as loop IR (the default; with neither option the module prints unchanged, so
+// print∘parse can be checked from the command line), as the equivalent C (`--emit c`,
+// include/minic/ir/loop/c_printer.h), or the trace as replayed (`--emit trace`). A bad
+// trace is an error naming the file, the line, the primitive and the reason.
 #include "commands.h"
 
+#include "graph_input.h"
 #include "minic/ir/loop/c_printer.h"
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/printer.h"
+#include "minic/passes/loop/registry.h"
+#include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
 #include "minic/support/file.h"
 
@@ -23,16 +30,58 @@ namespace {
 
 struct ScheduleOptions {
   std::string input;
-  std::string emit = "mloop";  // "mloop" or "c"
+  std::string trace;
+  std::string func;
+  std::string passes;
+  std::string emit = "mloop";  // "mloop", "c" or "trace"
   std::string output;
 };
 
-int run_schedule(const ScheduleOptions& options) {
-  if (options.emit != "mloop" && options.emit != "c") {
-    fail("--emit takes 'mloop' or 'c', not '{}'", options.emit);
+loop::PrimFunc& select_function(loop::LoopModule& module, const ScheduleOptions& options) {
+  if (options.func.empty()) {
+    if (module.functions.size() != 1) {
+      fail("{} holds {} functions; name the one to schedule with --func", options.input,
+           module.functions.size());
+    }
+    return module.functions.front();
   }
+  for (loop::PrimFunc& func : module.functions) {
+    if (func.name == options.func) return func;
+  }
+  fail("{} has no function @{}", options.input, options.func);
+}
+
+// Replays the trace on the selected function; returns the trace as applied.
+schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& options) {
+  loop::PrimFunc& func = select_function(module, options);
+  schedule::Trace trace = schedule::parse_trace(read_file(options.trace), options.trace);
+  schedule::Schedule sch(func);
+  for (size_t i = 0; i < trace.instructions.size(); ++i) {
+    try {
+      sch.apply(trace.instructions[i]);
+    } catch (const Error& error) {
+      fail("{}: instruction {} `{}`: {}", options.trace, i + 1,
+           schedule::print_instruction(trace.instructions[i]), error.what());
+    }
+  }
+  func = sch.func();
+  return sch.trace();
+}
+
+int run_schedule(const ScheduleOptions& options) {
   loop::LoopModule module = loop::parse_loop_module(read_file(options.input), options.input);
-  std::string text = options.emit == "c" ? loop::print_c(module) : loop::print_module(module);
+  schedule::Trace applied;
+  if (!options.trace.empty()) applied = apply_trace(module, options);
+  if (!options.passes.empty()) loop::run_loop_passes(module, parse_pass_list(options.passes));
+
+  std::string text;
+  if (options.emit == "c") {
+    text = loop::print_c(module);
+  } else if (options.emit == "trace") {
+    text = schedule::print_trace(applied);
+  } else {
+    text = loop::print_module(module);
+  }
   if (options.output.empty() || options.output == "-") {
     fmt::print("{}", text);
   } else {
@@ -41,18 +90,33 @@ int run_schedule(const ScheduleOptions& options) {
   return 0;
 }
 
+std::string loop_pass_list() {
+  std::string list;
+  for (const loop::LoopPassInfo& pass : loop::loop_passes()) {
+    list += fmt::format("\n  {:<20} {}", pass.name, pass.description);
+  }
+  return list.empty() ? " (none yet)" : list;
+}
+
 }  // namespace
 
 Command add_schedule_command(CLI::App& app) {
   auto options = std::make_shared<ScheduleOptions>();
   CLI::App* sub = app.add_subcommand(
-      "schedule", "Parse a loop IR module (.mloop) and print it, as loop IR or as C");
-  sub->footer(
-      "With no schedule the module prints unchanged. Schedule traces (--trace FILE.trace) "
-      "come with the schedule primitives.");
+      "schedule", "Apply a schedule trace and loop passes to a loop IR module (.mloop)");
+  sub->footer(fmt::format(
+      "With neither --trace nor --passes the module prints unchanged.\n"
+      "Trace primitives: {}\nLoop passes:{}",
+      fmt::join(schedule::primitive_names(), ", "), loop_pass_list()));
   sub->add_option("input", options->input, "FILE.mloop")->required();
-  sub->add_option("--emit", options->emit, "What to print: 'mloop' (the default) or 'c'")
-      ->check(CLI::IsMember({"mloop", "c"}));
+  sub->add_option("--trace", options->trace, "A schedule trace to replay (FILE.trace)");
+  sub->add_option("--func", options->func,
+                  "The function the trace applies to (needed when the module has several)");
+  sub->add_option("--passes", options->passes,
+                  "Loop passes to run after the trace, comma-separated");
+  sub->add_option("--emit", options->emit,
+                  "What to print: 'mloop' (the default), 'c', or 'trace' (the trace replayed)")
+      ->check(CLI::IsMember({"mloop", "c", "trace"}));
   sub->add_option("-o,--output", options->output, "Write the text here instead of stdout");
   return {sub, [options] { return run_schedule(*options); }};
 }

@@ -1,0 +1,99 @@
+// What the block and memory primitives (cache_read, cache_write, compute_at,
+// reverse_compute_at, compute_inline, reverse_compute_inline, decompose_reduction,
+// storage_align) share besides region analysis (region.h): which blocks read and write a
+// buffer, the loop nest that holds one block alone, moving statements in a sequence,
+// replacing a buffer, fresh names. Private to src/schedule.
+//
+// Course module 4. These primitives move a block, or a copy of one, from one place in the
+// loop nest to another. Their legality questions are all about buffers: "does anything
+// between here and there write what this block reads?" The helpers answer with the
+// loads and stores a block really makes (its init and body), not only its declared
+// regions, so a stale region never makes a primitive produce wrong code.
+#pragma once
+
+#include "minic/ir/loop/analysis.h"
+#include "minic/ir/loop/stmt.h"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace minic::schedule {
+
+using loop::Buffer;
+using loop::BufferNode;
+using loop::Stmt;
+
+// The buffers a statement loads from (reads) and stores to (writes), with the buffers of
+// the regions its blocks declare.
+struct BufferUse {
+  std::set<const BufferNode*> reads;
+  std::set<const BufferNode*> writes;
+  bool reads_buffer(const BufferNode* buffer) const { return reads.count(buffer) > 0; }
+  bool writes_buffer(const BufferNode* buffer) const { return writes.count(buffer) > 0; }
+  bool touches(const BufferNode* buffer) const {
+    return reads_buffer(buffer) || writes_buffer(buffer);
+  }
+};
+BufferUse buffer_use(const Stmt& stmt);
+
+// True if `buffer` is a parameter of `func`.
+bool is_param(const loop::PrimFunc& func, const BufferNode* buffer);
+
+// The index in `path` (from block_path) of the outermost statement of the loop nest that
+// holds the block alone: every For from there down has the next statement as its whole
+// body. The block's own index when no loop holds it alone.
+size_t nest_root_index(const std::vector<Stmt>& path);
+
+// `root` with `stmt` put just before (after = false) or after the statement path.back(),
+// in the Seq that holds it (a new Seq when its parent is not one). `path` runs from
+// `root` to the anchor statement.
+Stmt insert_beside(const Stmt& root, const std::vector<Stmt>& path, const Stmt& stmt,
+                   bool after);
+
+// `body` with `first` put at its start (or `last` at its end), flattening a Seq body.
+Stmt prepend_stmt(const Stmt& body, const Stmt& first);
+Stmt append_stmt(const Stmt& body, const Stmt& last);
+
+// `root` with every use of `from` (loads, stores, block regions, allocations) referring to
+// `to` instead.
+Stmt replace_buffer(const Stmt& root, const Buffer& from, const Buffer& to);
+
+// `root` without the allocation of `buffer` (an Allocate or a block's alloc_buffers
+// entry); `root` unchanged if it does not allocate it.
+Stmt remove_allocation(const Stmt& root, const BufferNode* buffer);
+
+// A buffer (block) name not yet used in `func`: `base`, else `base_1`, `base_2`, ...
+std::string unique_buffer_name(const loop::PrimFunc& func, const std::string& base);
+std::string unique_block_name(const loop::PrimFunc& func, const std::string& base);
+
+// True if both paths (from the same root) pass through one For: the statements at their
+// ends run inside one loop.
+bool share_loop(const std::vector<Stmt>& a, const std::vector<Stmt>& b);
+
+// The conjuncts of a predicate (`a && b && c` gives a, b, c); empty for none.
+std::vector<loop::Expr> conjuncts(const loop::Expr& predicate);
+
+// True if `condition` is a guard of the block's domain: `binding < extent` for one of its
+// iteration variables (structurally the same binding). A split that does not divide
+// leaves such guards; they exclude only points outside the block's domain.
+bool is_domain_guard(const loop::Block& block, const loop::Expr& condition);
+
+// For each index, the position of the iteration variable that it is exactly (a Var);
+// nullopt if an index is anything else or two indices are the same variable.
+std::optional<std::vector<size_t>> iter_var_positions(const loop::Block& block,
+                                                      const std::vector<loop::Expr>& indices);
+
+// The stores of `stmt` (a block's body or init), outermost first, and whether one sits
+// under a loop or a branch inside the statement.
+struct StoreList {
+  std::vector<const loop::Store*> stores;
+  bool nested = false;
+};
+StoreList stores_of(const Stmt& stmt);
+
+// `base + offset`, leaving out a zero base.
+loop::Expr plus(const loop::Expr& base, const loop::Expr& offset);
+
+}  // namespace minic::schedule

@@ -1,0 +1,7 @@
+// PLACEHOLDER (lead): lets the library link while this primitive is written. Replace this
+// whole file with the real primitive.
+#include "minic/schedule/primitives.h"
+#include "minic/support/error.h"
+namespace minic::schedule {
+void reverse_compute_inline(PrimFunc&, const std::string&) { fail("reverse_compute_inline: not written yet"); }
+}  // namespace minic::schedule

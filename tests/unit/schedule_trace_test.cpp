@@ -1,0 +1,119 @@
+// Tests of schedule traces: the text form, recording, replay and the errors of a bad
+// trace. Course module 4. The primitives themselves are tested in schedule_*_test.cpp.
+#include "minic/schedule/schedule.h"
+
+#include "minic/ir/loop/parser.h"
+#include "minic/ir/loop/printer.h"
+#include "minic/support/error.h"
+
+#include <catch2/catch.hpp>
+
+namespace minic::schedule {
+namespace {
+
+const char* kMatmul = R"(func @matmul(A: f32[64,32], B: f32[32,48], C: f32[64,48]) {
+  for i in 0..64 {
+    for j in 0..48 {
+      for k in 0..32 {
+        block C(vi = spatial(64) i, vj = spatial(48) j, vk = reduce(32) k) {
+          reads(A[vi, vk], B[vk, vj], C[vi, vj]) writes(C[vi, vj])
+          init { C[vi, vj] = 0.0 }
+          C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+        }
+      }
+    }
+  }
+}
+)";
+
+loop::PrimFunc matmul() { return loop::parse_loop_module(kMatmul, "matmul.mloop").functions.at(0); }
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("a trace prints and parses back", "[schedule_trace]") {
+  const std::string text =
+      "b0 = get_block(\"C\")\n"
+      "i, j, k = get_loops(b0)\n"
+      "i0, i1 = split(i, [-1, 32])\n"
+      "reorder(i0, j, i1)\n"
+      "c = cache_write(b0, 0, \"local\")\n"
+      "storage_align(b0, 0, 0, 32, 1)\n"
+      "odd = get_block(\"a \\\"quoted\\\" name\\n\")\n"
+      "e = split(i, [])\n";
+  Trace trace = parse_trace(text);
+  REQUIRE(trace.instructions.size() == 8);
+  CHECK(trace.instructions[2].primitive == "split");
+  CHECK(trace.instructions[2].results == std::vector<std::string>{"i0", "i1"});
+  CHECK(std::get<std::vector<int64_t>>(trace.instructions[2].args[1]) ==
+        std::vector<int64_t>{-1, 32});
+  CHECK(std::get<std::string>(trace.instructions[6].args[0]) == "a \"quoted\" name\n");
+  CHECK(print_trace(trace) == text);
+  CHECK(parse_trace(print_trace(trace)) == trace);
+}
+
+TEST_CASE("comments and blank lines are skipped", "[schedule_trace]") {
+  Trace trace = parse_trace("# a schedule\n\n  b = get_block(\"C#1\")  # the block\n");
+  REQUIRE(trace.instructions.size() == 1);
+  CHECK(std::get<std::string>(trace.instructions[0].args[0]) == "C#1");
+}
+
+TEST_CASE("trace syntax errors name the file, line and column", "[schedule_trace]") {
+  CHECK(error_of([] { parse_trace("b = get_block(\"C\"\n", "t.trace"); }) ==
+        "t.trace:1:18: expected ')'");
+  CHECK(error_of([] { parse_trace("\nsplit(i, [1, x])\n", "t.trace"); }) ==
+        "t.trace:2:14: expected an integer");
+  CHECK(error_of([] { parse_trace("a, b get_loops(c)\n", "t.trace"); }) ==
+        "t.trace:1:6: expected '=' after the result names");
+  CHECK(error_of([] { parse_trace("get_block(\"C)\n", "t.trace"); }) ==
+        "t.trace:1:11: unterminated string");
+}
+
+TEST_CASE("a schedule records its calls and replays them to the same IR", "[schedule_trace]") {
+  Schedule sch(matmul());
+  BlockRef c = sch.get_block("C");
+  std::vector<LoopRef> loops = sch.get_loops(c);
+  REQUIRE(loops.size() == 3);
+  CHECK(print_trace(sch.trace()) == "b_C = get_block(\"C\")\ni, j, k = get_loops(b_C)\n");
+
+  Schedule replayed(matmul());
+  replayed.replay(parse_trace(print_trace(sch.trace())));
+  CHECK(print_trace(replayed.trace()) == print_trace(sch.trace()));
+  CHECK(loop::print_func(replayed.func()) == loop::print_func(sch.func()));
+  CHECK(replayed.block_name("b_C") == "C");
+}
+
+TEST_CASE("bad instructions are errors that leave the schedule unchanged", "[schedule_trace]") {
+  Schedule sch(matmul());
+  sch.replay(parse_trace("b = get_block(\"C\")\ni, j, k = get_loops(b)\n"));
+  const std::string before = loop::print_func(sch.func());
+  auto apply_line = [&](const std::string& line) {
+    return error_of([&] { sch.apply(parse_trace(line).instructions.at(0)); });
+  };
+  CHECK_THAT(apply_line("tile(i)"), Catch::StartsWith("unknown schedule primitive 'tile'"));
+  CHECK_THAT(apply_line("x = get_block(\"D\")"),
+             Catch::Contains("get_block: @matmul has no block named 'D'"));
+  CHECK_THAT(apply_line("get_loops(i)"), Catch::Contains("trace variable i is a loop, not a block"));
+  CHECK_THAT(apply_line("vectorize(q)"), Catch::Contains("trace variable q is not defined"));
+  CHECK_THAT(apply_line("split(b, [4])"),
+             Catch::Contains("is a block, not a loop"));
+  CHECK_THAT(apply_line("split(i, 4)"),
+             Catch::Contains("split: argument 2 must be a list of integers, not an integer"));
+  CHECK_THAT(apply_line("get_loops(b, b)"), Catch::Contains("get_loops: takes 1 argument, given 2"));
+  CHECK_THAT(apply_line("x, y = get_block(\"C\")"),
+             Catch::Contains("get_block: gives 1 result, but the trace names 2"));
+  CHECK_THAT(apply_line("cache_read(b, 0, \"texture\")"),
+             Catch::Contains("memory scope must be \"global\", \"shared\" or \"local\""));
+  CHECK(loop::print_func(sch.func()) == before);
+  CHECK(sch.trace().instructions.size() == 2);
+}
+
+}  // namespace minic::schedule
