@@ -38,6 +38,26 @@ struct BufferUse {
 };
 BufferUse buffer_use(const Stmt& stmt);
 
+// The same for one block alone: its own loads and stores (not those of blocks nested in
+// it) and its declared regions.
+BufferUse block_buffer_use(const loop::Block& block);
+
+// The path (from `root`) to every block, in program order.
+std::vector<std::vector<Stmt>> all_block_paths(const Stmt& root);
+
+// True if `path` passes through `stmt`.
+bool passes_through(const std::vector<Stmt>& path, const Stmt& stmt);
+
+// Two statements in one Seq: where the path `a` and the path `b` (from one root) part,
+// when that is at a Seq. `index` is the Seq's index in both paths; `a_position` and
+// `b_position` are the positions of a[index + 1] and b[index + 1] in it.
+struct SeqSiblings {
+  size_t index = 0;
+  size_t a_position = 0;
+  size_t b_position = 0;
+};
+std::optional<SeqSiblings> seq_siblings(const std::vector<Stmt>& a, const std::vector<Stmt>& b);
+
 // True if `buffer` is a parameter of `func`.
 bool is_param(const loop::PrimFunc& func, const BufferNode* buffer);
 
@@ -92,6 +112,16 @@ struct StoreList {
   bool nested = false;
 };
 StoreList stores_of(const Stmt& stmt);
+
+// Structural equality of index expressions: the same variables (by node), integer
+// constants and arithmetic operators. Other kinds compare by identity.
+bool same_expr(const loop::Expr& a, const loop::Expr& b);
+
+// The copy of the box [0, extents) of `from` into `to`: loops ax0, ax1, ... around
+//   block NAME(v0 = spatial(e0) ax0, ...) { reads(from[v0, ...]) writes(to[v0, ...])
+//                                           to[v0, ...] = from[v0, ...] }
+Stmt copy_nest(const std::string& name, const Buffer& from, const Buffer& to,
+               const std::vector<int64_t>& extents);
 
 // `base + offset`, leaving out a zero base.
 loop::Expr plus(const loop::Expr& base, const loop::Expr& offset);

@@ -82,7 +82,7 @@ std::vector<PrimitiveEntry> make_table() {
       {"bind", "bind(loop, \"threadIdx.x\")",
        [](PrimFunc& f, Args a) -> Results {
          a.expect_count(2);
-         bind(f, a.loop(0), a.text(1));
+         schedule::bind(f, a.loop(0), a.text(1));  // not std::bind, which ADL finds too
          return {};
        }},
       {"annotate_loop", "annotate_loop(loop, \"key\", value)",

@@ -1,6 +1,7 @@
 // Paths to statements, replacing a statement, collecting blocks. Course module 4.
 #include "loop_tree.h"
 
+#include "minic/ir/loop/verifier.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
 
@@ -172,6 +173,40 @@ std::vector<const loop::Block*> collect_blocks(const Stmt& root) {
 std::string loop_name(const loop::Expr& loop) {
   const loop::Var* var = loop.as<loop::Var>();
   return var ? var->name : "(not a loop)";
+}
+
+}  // namespace minic::schedule
+
+namespace minic::schedule {
+
+Stmt with_loop_kind(const loop::For& loop, loop::ForKind kind, const std::string& thread_axis) {
+  return loop::For::make(loop.var, loop.min, loop.extent, kind, loop.body, thread_axis,
+                         loop.annotations);
+}
+
+void commit_body(loop::PrimFunc& func, Stmt body, const std::string& primitive) {
+  loop::PrimFunc result = func;
+  result.body = std::move(body);
+  try {
+    loop::verify_func(result);
+  } catch (const Error& error) {
+    fail("{}: the result would not be valid loop IR: {}", primitive, error.what());
+  }
+  func.body = std::move(result.body);
+}
+
+}  // namespace minic::schedule
+
+namespace minic::schedule {
+
+const loop::For* find_loop_where(const Stmt& root,
+                                 const std::function<bool(const loop::For&)>& match) {
+  std::vector<Stmt> path;
+  auto matches = [&](const Stmt& stmt) {
+    const loop::For* node = stmt.as<loop::For>();
+    return node && match(*node);
+  };
+  return find_path(root, matches, path) ? path.back().as<loop::For>() : nullptr;
 }
 
 }  // namespace minic::schedule

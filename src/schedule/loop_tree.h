@@ -9,6 +9,7 @@
 
 #include "minic/ir/loop/stmt.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,25 @@ std::vector<const loop::Block*> collect_blocks(const Stmt& root);
 
 // The name of a loop for messages: its variable's name.
 std::string loop_name(const loop::Expr& loop);
+
+}  // namespace minic::schedule
+
+namespace minic::schedule {
+
+// `loop` with another kind (and GPU axis), its variable, bounds, body and annotations kept.
+Stmt with_loop_kind(const loop::For& loop, loop::ForKind kind, const std::string& thread_axis);
+
+// Verifies a primitive's result and makes it the function's body. A result that does not
+// verify is refused: "<primitive>: the result would not be valid loop IR: <reason>".
+void commit_body(loop::PrimFunc& func, Stmt body, const std::string& primitive);
+
+}  // namespace minic::schedule
+
+namespace minic::schedule {
+
+// The first loop in `root` (itself included, outermost first) that `match` accepts; null
+// if none does.
+const loop::For* find_loop_where(const Stmt& root,
+                                 const std::function<bool(const loop::For&)>& match);
 
 }  // namespace minic::schedule
