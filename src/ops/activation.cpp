@@ -4,8 +4,13 @@
 // Each is an elementwise formula of x and the op's attributes (alpha, beta, ...), evaluated
 // in double like the ops of unary.cpp. Two take a second tensor: PRelu's slope, which
 // broadcasts to x's shape (so the output has x's shape), and Clip's optional bounds.
+//
+// Compute rules (course module 3): the same formulas on loop IR expressions, in f32 for
+// f16 and bf16; the constants are the double values of the formulas rounded once.
 #include "broadcast.h"
 #include "elementwise.h"
+
+#include "minic/ops/compute.h"
 
 #include <algorithm>
 #include <cmath>
@@ -178,6 +183,109 @@ std::vector<Tensor> clip_kernel(const KernelContext& ctx) {
   return single_output(std::move(out));
 }
 
+// --- compute rules ----------------------------------------------------------------------------
+
+using loop::Expr;
+
+// The loop IR formula of a float activation, given the node (for its attributes).
+using ExprFormula = std::function<Expr(Expr)>;
+
+// Short names for the formulas below: a constant of x's type, and the intrinsics.
+Expr like(const Expr& x, double value) { return constant(x.type().dtype, value); }
+Expr exp_of(const Expr& x) { return call("exp", {x}); }
+Expr less(const Expr& x, const Expr& y) { return loop::LT::make(x, y); }
+Expr clamp01(const Expr& x) { return loop::min(loop::max(x, like(x, 0)), like(x, 1)); }
+
+ExprFormula activation_expr(const NodeContext& ctx) {
+  const std::string& op = ctx.node().op;
+  if (op == "LeakyRelu") {
+    double alpha = ctx.get_float("alpha", 0.01f);
+    return [alpha](Expr x) { return select(less(x, like(x, 0)), like(x, alpha) * x, x); };
+  }
+  if (op == "HardSigmoid") {
+    double alpha = ctx.get_float("alpha", 0.2f);
+    double beta = ctx.get_float("beta", 0.5f);
+    return [alpha, beta](Expr x) { return clamp01(like(x, alpha) * x + like(x, beta)); };
+  }
+  if (op == "HardSwish") {
+    return [](Expr x) { return x * clamp01(loop::Div::make(x, like(x, 6)) + like(x, 0.5)); };
+  }
+  if (op == "Elu") {
+    double alpha = ctx.get_float("alpha", 1.0f);
+    return [alpha](Expr x) {
+      return select(less(x, like(x, 0)), like(x, alpha) * (exp_of(x) - like(x, 1)), x);
+    };
+  }
+  if (op == "Selu") {
+    double alpha = ctx.get_float("alpha", 1.67326319217681884765625f);
+    double gamma = ctx.get_float("gamma", 1.05070102214813232421875f);
+    return [alpha, gamma](Expr x) {
+      Expr negative = like(x, gamma * alpha) * (exp_of(x) - like(x, 1));
+      return select(loop::LE::make(x, like(x, 0)), negative, like(x, gamma) * x);
+    };
+  }
+  if (op == "Celu") {
+    double alpha = ctx.get_float("alpha", 1.0f);
+    return [alpha](Expr x) {
+      Expr scaled = like(x, alpha) * (exp_of(loop::Div::make(x, like(x, alpha))) - like(x, 1));
+      return loop::max(x, like(x, 0)) + loop::min(scaled, like(x, 0));
+    };
+  }
+  if (op == "ThresholdedRelu") {
+    double alpha = ctx.get_float("alpha", 1.0f);
+    return [alpha](Expr x) { return select(loop::GT::make(x, like(x, alpha)), x, like(x, 0)); };
+  }
+  if (op == "Gelu" && ctx.get_string("approximate", "none") == "tanh") {
+    return [](Expr x) {
+      Expr inner = like(x, std::sqrt(2 / std::numbers::pi)) * (x + like(x, 0.044715) * x * x * x);
+      return like(x, 0.5) * x * (like(x, 1) + call("tanh", {inner}));
+    };
+  }
+  if (op == "Gelu") {
+    return [](Expr x) {
+      Expr scaled = loop::Div::make(x, like(x, std::numbers::sqrt2));
+      return like(x, 0.5) * x * (like(x, 1) + call("erf", {scaled}));
+    };
+  }
+  MINIC_CHECK(op == "Mish");
+  return [](Expr x) {
+    Expr one = like(x, 1);
+    Expr softplus = select(loop::GT::make(x, like(x, 0)),
+                           x + call("log", {one + exp_of(like(x, 0) - x)}),
+                           call("log", {one + exp_of(x)}));
+    return x * call("tanh", {softplus});
+  };
+}
+
+std::vector<ComputeTensor> activation_compute(const ComputeContext& ctx) {
+  ExprFormula formula = activation_expr(ctx);
+  DType dtype = accumulation_dtype(ctx.input(0).dtype());
+  return {elementwise(ctx, dtype, [&](const std::vector<Expr>& x) { return formula(x[0]); })};
+}
+
+std::vector<ComputeTensor> prelu_compute(const ComputeContext& ctx) {
+  return {elementwise(ctx, ctx.input(0).dtype(), [](const std::vector<Expr>& x) {
+    return select(less(x[0], like(x[0], 0)), x[1] * x[0], x[0]);
+  })};
+}
+
+// Clip: min(max(x, low), high), the bounds read as scalars (attributes before opset 11).
+std::vector<ComputeTensor> clip_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  auto scalar = [](const ComputeTensor& bound) { return bound(Indices(bound.rank(), index(0))); };
+  return {ctx.compute("clip", ctx.output_type(0), [&](const Indices& i) {
+    Expr value = x(i);
+    if (ctx.opset() < 11) {
+      if (ctx.has_attr("min")) value = loop::max(value, like(value, ctx.get_float("min", 0)));
+      if (ctx.has_attr("max")) value = loop::min(value, like(value, ctx.get_float("max", 0)));
+      return value;
+    }
+    if (ctx.has_input(1)) value = loop::max(value, scalar(ctx.input(1)));
+    if (ctx.has_input(2)) value = loop::min(value, scalar(ctx.input(2)));
+    return value;
+  })};
+}
+
 }  // namespace
 
 void register_activation_ops(OpRegistry& registry) {
@@ -189,7 +297,8 @@ void register_activation_ops(OpRegistry& registry) {
                   .shape_rule = float_shape,
                   .kernel = [formula](const KernelContext& ctx) {
                     return std::vector<Tensor>{map_float(ctx.input(0), formula(ctx))};
-                  }});
+                  },
+                  .compute = activation_compute});
   }
   registry.add({.name = "PRelu",
                 .min_opset = 7,
@@ -197,13 +306,15 @@ void register_activation_ops(OpRegistry& registry) {
                 .max_inputs = 2,
                 .fusion = FusionKind::broadcast,
                 .shape_rule = prelu_shape,
-                .kernel = prelu_kernel});
+                .kernel = prelu_kernel,
+                .compute = prelu_compute});
   registry.add({.name = "Clip",
                 .min_opset = 6,
                 .max_inputs = 3,
                 .fusion = FusionKind::elementwise,
                 .shape_rule = clip_shape,
-                .kernel = clip_kernel});
+                .kernel = clip_kernel,
+                .compute = clip_compute});
 }
 
 }  // namespace minic

@@ -7,10 +7,17 @@
 // +, - and * wrap around modulo 2^bits; Div truncates toward zero like C. Where the hardware
 // would trap -- an integer divided by zero -- the result is 0, so a bad input cannot crash.
 // Opsets before 7 broadcast only when a `broadcast` attribute asks; minic starts at 7.
+//
+// Compute rules (course module 3): the same formulas on loop IR expressions of the element
+// type (f16 and bf16 rounded after each operation, as the kernels do), with the integer
+// division by zero guarded by a select. BitShift has none: the loop IR has no shifts.
 #include "broadcast.h"
 #include "elementwise.h"
 
+#include "minic/ops/compute.h"
+
 #include <cmath>
+#include <map>
 
 namespace minic {
 
@@ -216,15 +223,76 @@ std::vector<Tensor> bitshift_kernel(const KernelContext& ctx) {
   return single_output(std::move(out));
 }
 
+// --- compute rules ----------------------------------------------------------------------------
+
+using loop::Expr;
+using BinaryFormula = std::function<Expr(Expr, Expr)>;
+
+// out = formula(a, b), both read in input 0's element type.
+ComputeRule binary_compute(BinaryFormula formula) {
+  return [formula](const ComputeContext& ctx) {
+    DType dtype = ctx.input(0).dtype();
+    return std::vector<ComputeTensor>{elementwise(
+        ctx, dtype, [&](const std::vector<Expr>& x) { return formula(x[0], x[1]); })};
+  };
+}
+
+Expr is_zero(const Expr& x) { return loop::EQ::make(x, constant(x.type().dtype, 0)); }
+
+// Div: an integer divided by zero gives 0 (the select evaluates only the side it picks).
+Expr divide_expr(Expr x, Expr y) {
+  if (is_float(x.type().dtype)) return loop::Div::make(x, y);
+  return select(is_zero(y), constant(x.type().dtype, 0), loop::Div::make(x, y));
+}
+
+// Mod with fmod=1: C's % and fmod (the IR's Mod), 0 for an integer divisor of 0.
+Expr truncated_mod_expr(Expr x, Expr y) {
+  if (is_float(x.type().dtype)) return loop::Mod::make(x, y);
+  return select(is_zero(y), constant(x.type().dtype, 0), loop::Mod::make(x, y));
+}
+
+// Mod with fmod=0: the remainder moved to the divisor's sign.
+Expr floored_mod_expr(Expr x, Expr y) {
+  Expr remainder = truncated_mod_expr(x, y);
+  Expr zero = constant(x.type().dtype, 0);
+  Expr signs_differ = loop::NE::make(loop::LT::make(remainder, zero), loop::LT::make(y, zero));
+  Expr moved = loop::And::make(loop::NE::make(remainder, zero), signs_differ);
+  return select(moved, remainder + y, remainder);
+}
+
+std::vector<ComputeTensor> mod_compute(const ComputeContext& ctx) {
+  bool fmod = ctx.get_int("fmod", 0) != 0;
+  return {elementwise(ctx, ctx.input(0).dtype(), [&](const std::vector<Expr>& x) {
+    return fmod ? truncated_mod_expr(x[0], x[1]) : floored_mod_expr(x[0], x[1]);
+  })};
+}
+
+// Pow through the pow intrinsic: in the base's float type (f32 for f16 and bf16), or in
+// f64 for integer bases, converted back as the kernel's saturate_cast does. Integer powers
+// are exact this way while they fit a double's 53 bits.
+std::vector<ComputeTensor> pow_compute(const ComputeContext& ctx) {
+  DType base = ctx.input(0).dtype();
+  DType through = is_float(base) ? accumulation_dtype(base) : DType::f64;
+  const TensorType& type = ctx.output_type(0);
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& n = ctx.input(1);
+  return {ctx.compute("pow", type, [&](const Indices& i) {
+    Expr value = call("pow", {cast(through, x(broadcast_indices(i, x.shape(), type.shape))),
+                              cast(through, n(broadcast_indices(i, n.shape(), type.shape)))});
+    return cast(type.dtype, value);
+  })};
+}
+
 void add_binary(OpRegistry& registry, const char* name, int since, Operands operands,
-                Kernel kernel) {
+                Kernel kernel, ComputeRule compute = {}) {
   registry.add({.name = name,
                 .min_opset = since,
                 .min_inputs = 2,
                 .max_inputs = 2,
                 .fusion = FusionKind::broadcast,
                 .shape_rule = binary_shape(operands),
-                .kernel = std::move(kernel)});
+                .kernel = std::move(kernel),
+                .compute = std::move(compute)});
 }
 
 }  // namespace
@@ -233,31 +301,45 @@ void register_binary_ops(OpRegistry& registry) {
   auto plus = [](auto x, auto y) { return x + y; };
   auto minus = [](auto x, auto y) { return x - y; };
   auto times = [](auto x, auto y) { return x * y; };
-  add_binary(registry, "Add", 7, Operands::numbers, arithmetic_kernel(Integers::wrapping, plus));
-  add_binary(registry, "Sub", 7, Operands::numbers, arithmetic_kernel(Integers::wrapping, minus));
-  add_binary(registry, "Mul", 7, Operands::numbers, arithmetic_kernel(Integers::wrapping, times));
-  add_binary(registry, "Div", 7, Operands::numbers, arithmetic_kernel(Integers::exact, divide));
-  add_binary(registry, "Mod", 10, Operands::numbers, mod_kernel);
-  add_binary(registry, "Pow", 7, Operands::pow, pow_kernel);
+  add_binary(registry, "Add", 7, Operands::numbers, arithmetic_kernel(Integers::wrapping, plus),
+             binary_compute([](Expr x, Expr y) { return x + y; }));
+  add_binary(registry, "Sub", 7, Operands::numbers, arithmetic_kernel(Integers::wrapping, minus),
+             binary_compute([](Expr x, Expr y) { return x - y; }));
+  add_binary(registry, "Mul", 7, Operands::numbers, arithmetic_kernel(Integers::wrapping, times),
+             binary_compute([](Expr x, Expr y) { return x * y; }));
+  add_binary(registry, "Div", 7, Operands::numbers, arithmetic_kernel(Integers::exact, divide),
+             binary_compute(divide_expr));
+  add_binary(registry, "Mod", 10, Operands::numbers, mod_kernel, mod_compute);
+  add_binary(registry, "Pow", 7, Operands::pow, pow_kernel, pow_compute);
 
   add_binary(registry, "Equal", 7, Operands::compare_any,
-             comparison_kernel([](auto x, auto y) { return x == y; }));
+             comparison_kernel([](auto x, auto y) { return x == y; }),
+             binary_compute([](Expr x, Expr y) { return loop::EQ::make(x, y); }));
   add_binary(registry, "Less", 7, Operands::compare_numbers,
-             comparison_kernel([](auto x, auto y) { return x < y; }));
+             comparison_kernel([](auto x, auto y) { return x < y; }),
+             binary_compute([](Expr x, Expr y) { return loop::LT::make(x, y); }));
   add_binary(registry, "LessOrEqual", 12, Operands::compare_numbers,
-             comparison_kernel([](auto x, auto y) { return x <= y; }));
+             comparison_kernel([](auto x, auto y) { return x <= y; }),
+             binary_compute([](Expr x, Expr y) { return loop::LE::make(x, y); }));
   add_binary(registry, "Greater", 7, Operands::compare_numbers,
-             comparison_kernel([](auto x, auto y) { return x > y; }));
+             comparison_kernel([](auto x, auto y) { return x > y; }),
+             binary_compute([](Expr x, Expr y) { return loop::GT::make(x, y); }));
   add_binary(registry, "GreaterOrEqual", 12, Operands::compare_numbers,
-             comparison_kernel([](auto x, auto y) { return x >= y; }));
+             comparison_kernel([](auto x, auto y) { return x >= y; }),
+             binary_compute([](Expr x, Expr y) { return loop::GE::make(x, y); }));
 
+  const std::map<std::string, BinaryFormula> logic_exprs = {
+      {"And", [](Expr x, Expr y) { return loop::And::make(x, y); }},
+      {"Or", [](Expr x, Expr y) { return loop::Or::make(x, y); }},
+      {"Xor", [](Expr x, Expr y) { return loop::NE::make(x, y); }},
+  };
   for (const LogicOp& op : kLogicOps) {
     auto formula = op.formula;
     add_binary(registry, op.name, 7, Operands::bools, [formula](const KernelContext& ctx) {
       Tensor out = ctx.make_output(0);
       broadcast_binary<bool, bool, bool>(ctx.input(0), ctx.input(1), out, formula);
       return std::vector<Tensor>{std::move(out)};
-    });
+    }, binary_compute(logic_exprs.at(op.name)));
   }
   add_binary(registry, "BitShift", 11, Operands::unsigned_ints, bitshift_kernel);
 }

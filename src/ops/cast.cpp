@@ -9,6 +9,10 @@
 // overflow becomes +-max) and `round_mode` (opset 24, default "up": how a value rounds to
 // float8e8m0). minic has no string or complex tensors, so a Cast to those fails, naming the
 // type.
+//
+// Compute rule (course module 3): one Cast expression, which converts as Tensor::cast does;
+// the storage-only types have none (no loop IR expression computes in them).
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
 #include <optional>
@@ -92,6 +96,16 @@ std::vector<Tensor> cast_kernel(const KernelContext& ctx) {
   return {ctx.input(0).cast(ctx.output_type(0).dtype, cast_options(ctx))};
 }
 
+std::vector<ComputeTensor> cast_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const TensorType& type = ctx.output_type(0);
+  if (is_storage_only(x.dtype()) || is_storage_only(type.dtype)) {
+    ctx.no_rule(fmt::format("a cast from {} to {}: loop IR does not compute in storage-only "
+                            "types", dtype_name(x.dtype()), dtype_name(type.dtype)));
+  }
+  return {ctx.compute("cast", type, [&](const Indices& i) { return cast(type.dtype, x(i)); })};
+}
+
 }  // namespace
 
 void register_cast_ops(OpRegistry& registry) {
@@ -100,14 +114,16 @@ void register_cast_ops(OpRegistry& registry) {
                 .min_opset = 6,
                 .fusion = FusionKind::elementwise,
                 .shape_rule = cast_shape,
-                .kernel = cast_kernel});
+                .kernel = cast_kernel,
+                .compute = cast_compute});
   registry.add({.name = "CastLike",
                 .min_opset = 15,
                 .min_inputs = 2,
                 .max_inputs = 2,
                 .fusion = FusionKind::elementwise,
                 .shape_rule = cast_like_shape,
-                .kernel = cast_kernel});
+                .kernel = cast_kernel,
+                .compute = cast_compute});
 }
 
 }  // namespace minic

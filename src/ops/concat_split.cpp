@@ -11,6 +11,12 @@
 // optional `split` input (13 on), or the `num_outputs` attribute (18 on), which cuts
 // pieces of ceil(size / num_outputs) with a smaller last one. With none of them the axis
 // is cut into as many equal pieces as the node has outputs.
+//
+// Compute rules (course module 3): Concat reads, for output position p along the axis, the
+// input whose range holds p, through a chain of selects (which evaluate only the side they
+// pick, so no input is read outside its shape); Split's piece k reads the input shifted
+// by the sizes of the pieces before it.
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -151,6 +157,47 @@ std::vector<Tensor> split_kernel(const KernelContext& ctx) {
   return outputs;
 }
 
+// --- compute rules ----------------------------------------------------------------------------
+
+std::vector<ComputeTensor> concat_compute(const ComputeContext& ctx) {
+  const TensorType& type = ctx.output_type(0);
+  const int64_t axis = concat_axis(ctx, type.rank());
+  return {ctx.compute("concat", type, [&](const Indices& i) {
+    // Built from the last input back: select(p < end of input k, input k, later inputs).
+    loop::Expr result;
+    int64_t end = type.shape[axis];
+    for (size_t k = ctx.num_inputs(); k-- > 0;) {
+      const ComputeTensor& input = ctx.input(k);
+      const int64_t begin = end - input.dim(axis);
+      if (input.dim(axis) > 0) {
+        Indices shifted = i;
+        if (begin != 0) shifted[axis] = i[axis] - begin;
+        loop::Expr value = input(shifted);
+        result = result ? select(loop::LT::make(i[axis], index(end)), value, result) : value;
+      }
+      end = begin;
+    }
+    return result ? result : constant(type.dtype, 0);
+  })};
+}
+
+std::vector<ComputeTensor> split_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), x.rank());
+  std::vector<ComputeTensor> pieces;
+  int64_t begin = 0;
+  for (size_t k = 0; k < ctx.num_outputs(); ++k) {
+    const TensorType& type = ctx.output_type(k);
+    pieces.push_back(ctx.compute("split", type, [&](const Indices& i) {
+      Indices shifted = i;
+      if (begin != 0) shifted[axis] = i[axis] + begin;
+      return x(shifted);
+    }));
+    begin += type.shape[axis];
+  }
+  return pieces;
+}
+
 }  // namespace
 
 void register_concat_split_ops(OpRegistry& registry) {
@@ -159,14 +206,16 @@ void register_concat_split_ops(OpRegistry& registry) {
                 .max_inputs = std::numeric_limits<int>::max(),
                 .fusion = FusionKind::injective,
                 .shape_rule = concat_shape,
-                .kernel = concat_kernel});
+                .kernel = concat_kernel,
+                .compute = concat_compute});
   registry.add({.name = "Split",
                 .min_opset = 2,
                 .max_inputs = 2,
                 .max_outputs = std::numeric_limits<int>::max(),
                 .fusion = FusionKind::injective,
                 .shape_rule = split_shape,
-                .kernel = split_kernel});
+                .kernel = split_kernel,
+                .compute = split_compute});
 }
 
 }  // namespace minic

@@ -25,7 +25,13 @@
 // position, kernel tap) it adds weight * (a row of X) to a row of Y. That loop touches
 // contiguous memory, which the compiler vectorises; the index arithmetic for padding is
 // done once per row (inside_range), not per element.
+//
+// Compute rule (course module 3) for Conv: the formula above as one reduction over
+// (c, k1..kk), accumulated in f32 for f16 and bf16, a padded tap guarded by a select; the
+// bias is an elementwise stage after it, which a fused consumer (Relu) inlines.
+// ConvTranspose has none.
 #include "broadcast.h"
+#include "compute_window.h"
 #include "float_compute.h"
 #include "window.h"
 
@@ -400,6 +406,48 @@ std::vector<Tensor> conv_transpose_kernel(const KernelContext& ctx) {
   return {std::move(y)};
 }
 
+// --- compute rule -------------------------------------------------------------------------------
+
+std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& w = ctx.input(1);
+  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  const WindowGeometry& g = a.window;
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const int64_t group_in = w.dim(1);
+  const int64_t group_out = w.dim(0) / a.group;
+  Shape reduce_extents = {group_in};
+  reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
+
+  // sum[n, m, o] = sum over c, k of X[n, group(m) * group_in + c, position(o, k)] * W[m, c, k]
+  ComputeTensor sum = ctx.reduce("conv", {acc, type.shape}, reduce_extents, Reducer::sum,
+                                 [&](const Indices& i, const Indices& r) {
+    loop::Expr channel = r[0];
+    if (a.group > 1) {
+      channel = loop::FloorDiv::make(i[1], index(group_out)) * group_in + r[0];
+    }
+    Indices at_x = {i[0], channel};
+    Indices at_w = {i[1], r[0]};
+    Indices o(i.begin() + 2, i.end());
+    Indices k(r.begin() + 1, r.end());
+    for (size_t axis = 0; axis < o.size(); ++axis) {
+      at_x.push_back(window_position(g, axis, o[axis], k[axis]));
+      at_w.push_back(k[axis]);
+    }
+    loop::Expr product = cast(acc, x(at_x)) * cast(acc, w(at_w));
+    loop::Expr inside = window_inside(g, o, k);
+    return inside ? select(inside, product, constant(acc, 0)) : product;
+  });
+  if (!bias && acc == type.dtype) return {sum};
+  return {ctx.compute("conv_bias", type, [&](const Indices& i) {
+    loop::Expr value = sum(i);
+    if (bias) value = value + cast(acc, (*bias)({i[1]}));
+    return cast(type.dtype, value);
+  })};
+}
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& registry) {
@@ -409,7 +457,8 @@ void register_conv_ops(OpRegistry& registry) {
                 .max_inputs = 3,
                 .fusion = FusionKind::out_fusable,
                 .shape_rule = conv_shape,
-                .kernel = conv_kernel});
+                .kernel = conv_kernel,
+                .compute = conv_compute});
   registry.add({.name = "ConvTranspose",
                 .min_opset = 1,
                 .min_inputs = 2,

@@ -8,6 +8,10 @@
 //   out[i...] = in[i[d] mod n[d] ...]
 // Both output shapes depend on the value of the second input, which must be known before
 // running. Fusion kind: injective (each output element reads one input element).
+//
+// Compute rules (course module 3): Expand reads at the broadcast indices, Tile at
+// i[d] mod n[d] (floormod; no wrap needed where n[d] is 1 or repeats[d] is 1).
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -68,6 +72,28 @@ std::vector<Tensor> tile_kernel(const KernelContext& ctx) {
   return single_output(std::move(output));
 }
 
+std::vector<ComputeTensor> expand_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  return {ctx.compute("expand", ctx.output_type(0), [&](const Indices& i) {
+    return x(broadcast_indices(i, x.shape(), ctx.output_type(0).shape));
+  })};
+}
+
+std::vector<ComputeTensor> tile_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const TensorType& type = ctx.output_type(0);
+  return {ctx.compute("tile", type, [&](const Indices& i) {
+    Indices source;
+    for (size_t d = 0; d < i.size(); ++d) {
+      bool wraps = x.dim(d) != 1 && type.shape[d] != x.dim(d);
+      source.push_back(x.dim(d) == 1 ? index(0)
+                       : wraps       ? loop::FloorMod::make(i[d], index(x.dim(d)))
+                                     : i[d]);
+    }
+    return x(source);
+  })};
+}
+
 }  // namespace
 
 void register_expand_tile_ops(OpRegistry& registry) {
@@ -77,14 +103,16 @@ void register_expand_tile_ops(OpRegistry& registry) {
                 .max_inputs = 2,
                 .fusion = FusionKind::injective,
                 .shape_rule = expand_shape,
-                .kernel = expand_kernel});
+                .kernel = expand_kernel,
+                .compute = expand_compute});
   registry.add({.name = "Tile",
                 .min_opset = 6,
                 .min_inputs = 2,
                 .max_inputs = 2,
                 .fusion = FusionKind::injective,
                 .shape_rule = tile_shape,
-                .kernel = tile_kernel});
+                .kernel = tile_kernel,
+                .compute = tile_compute});
 }
 
 }  // namespace minic

@@ -13,6 +13,11 @@
 // Fusion kind: opaque. Where an output element comes from depends on the *values* of the
 // indices, not only on its position, so a fused loop nest could not compute the read
 // address from its loop variables alone.
+//
+// Compute rules (course module 3): the same formulas with the index loaded from the
+// indices tensor (a constant scalar index is folded in), a negative index moved up by n.
+// The loop interpreter reports an index out of range as an out-of-bounds load.
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -110,6 +115,44 @@ std::vector<Tensor> gather_elements_kernel(const KernelContext& ctx) {
   return single_output(std::move(output));
 }
 
+// --- compute rules ----------------------------------------------------------------------------
+
+// The index read at `at` of `indices`, as i64 and non-negative for a dimension of size n.
+loop::Expr read_index(const ComputeContext& ctx, const Indices& at, int64_t n) {
+  const Tensor* known = ctx.known_input(1);
+  if (known && known->num_elements() == 1) {
+    int64_t value = known->as_int64(0);
+    if (value < -n || value >= n) ctx.fail("index {} is out of range for a size of {}", value, n);
+    return index(value < 0 ? value + n : value);
+  }
+  loop::Expr value = cast(DType::i64, ctx.input(1)(at));
+  return select(loop::LT::make(value, index(0)), value + n, value);
+}
+
+std::vector<ComputeTensor> gather_compute(const ComputeContext& ctx) {
+  const ComputeTensor& data = ctx.input(0);
+  const ComputeTensor& indices = ctx.input(1);
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), data.rank());
+  return {ctx.compute("gather", ctx.output_type(0), [&](const Indices& i) {
+    // Output axes: data's before `axis`, the indices' axes, data's after `axis`.
+    Indices at(i.begin() + axis, i.begin() + axis + indices.rank());
+    Indices source(i.begin(), i.begin() + axis);
+    source.push_back(read_index(ctx, at, data.dim(axis)));
+    source.insert(source.end(), i.begin() + axis + indices.rank(), i.end());
+    return data(source);
+  })};
+}
+
+std::vector<ComputeTensor> gather_elements_compute(const ComputeContext& ctx) {
+  const ComputeTensor& data = ctx.input(0);
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), data.rank());
+  return {ctx.compute("gather_elements", ctx.output_type(0), [&](const Indices& i) {
+    Indices source = i;
+    source[axis] = read_index(ctx, i, data.dim(axis));
+    return data(source);
+  })};
+}
+
 }  // namespace
 
 void register_gather_ops(OpRegistry& registry) {
@@ -119,14 +162,16 @@ void register_gather_ops(OpRegistry& registry) {
                 .max_inputs = 2,
                 .fusion = FusionKind::opaque,
                 .shape_rule = gather_shape,
-                .kernel = gather_kernel});
+                .kernel = gather_kernel,
+                .compute = gather_compute});
   registry.add({.name = "GatherElements",
                 .min_opset = 11,
                 .min_inputs = 2,
                 .max_inputs = 2,
                 .fusion = FusionKind::opaque,
                 .shape_rule = gather_elements_shape,
-                .kernel = gather_elements_kernel});
+                .kernel = gather_elements_kernel,
+                .compute = gather_elements_compute});
 }
 
 }  // namespace minic

@@ -4,6 +4,10 @@
 // `training_mode` input is true, and then randomly, which a compiler for inference does not
 // reproduce; minic accepts training_mode only when it is a known false (or when ratio is 0,
 // where nothing is dropped). Its optional second output, the mask, is all true.
+//
+// Compute rules (course module 3): the input itself, so that consumers read it directly
+// (a kernel whose output it is copies it).
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
 namespace minic {
@@ -42,6 +46,18 @@ std::vector<Tensor> dropout_kernel(const KernelContext& ctx) {
   return outputs;
 }
 
+std::vector<ComputeTensor> identity_compute(const ComputeContext& ctx) { return {ctx.input(0)}; }
+
+std::vector<ComputeTensor> dropout_compute(const ComputeContext& ctx) {
+  std::vector<ComputeTensor> outputs = {ctx.input(0)};
+  if (ctx.num_outputs() > 1) {
+    outputs.push_back(ctx.compute("mask", ctx.output_type(1), [](const Indices&) {
+      return constant(DType::boolean, 1);
+    }));
+  }
+  return outputs;
+}
+
 }  // namespace
 
 void register_identity_ops(OpRegistry& registry) {
@@ -49,14 +65,16 @@ void register_identity_ops(OpRegistry& registry) {
                 .min_opset = 1,
                 .fusion = FusionKind::elementwise,
                 .shape_rule = identity_shape,
-                .kernel = identity_kernel});
+                .kernel = identity_kernel,
+                .compute = identity_compute});
   registry.add({.name = "Dropout",
                 .min_opset = 7,
                 .max_inputs = 3,
                 .max_outputs = 2,
                 .fusion = FusionKind::elementwise,
                 .shape_rule = dropout_shape,
-                .kernel = dropout_kernel});
+                .kernel = dropout_kernel,
+                .compute = dropout_compute});
 }
 
 }  // namespace minic

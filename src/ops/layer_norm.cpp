@@ -11,8 +11,13 @@
 // Scale and the optional B broadcast to the trailing shape X.shape[a:]. The optional
 // outputs Mean and InvStdDev have X's shape with the trailing axes set to 1, and the
 // element type `stash_type` names (float by default). The kernel computes in double.
+//
+// Compute rule (course module 3): the formulas above in f32 (or X's type if wider), as
+// two reductions over the trailing axes -- the sum, then the sum of squared deviations
+// -- and one elementwise stage; mean and inv_std are inlined where they are read.
 #include "broadcast.h"
 #include "float_compute.h"
+#include "minic/ops/compute.h"
 
 #include <cmath>
 
@@ -141,6 +146,64 @@ std::vector<Tensor> layer_norm_kernel(const KernelContext& ctx) {
   return outputs;
 }
 
+std::vector<ComputeTensor> layer_norm_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  LayerNormAttributes a = LayerNormAttributes::read(ctx, x.type());
+  const Shape normalized = a.normalized_shape(x.type());
+  const TensorType statistics{accumulation_dtype(x.dtype()), a.statistics_shape(x.type())};
+  const DType acc = statistics.dtype;
+  const double n = static_cast<double>(num_elements(normalized));
+  const size_t axis = static_cast<size_t>(a.axis);
+  // x at the statistics' index i (leading axes) and the row's index r (trailing axes).
+  auto element = [&](const Indices& i, const Indices& r) {
+    Indices at(i.begin(), i.begin() + axis);
+    at.insert(at.end(), r.begin(), r.end());
+    return cast(acc, x(at));
+  };
+  // The statistics' index of element i of X.
+  auto row_of = [&](const Indices& i) {
+    Indices at(i.begin(), i.begin() + axis);
+    at.resize(i.size(), index(0));
+    return at;
+  };
+  ComputeTensor sum = ctx.reduce("layernorm_sum", statistics, normalized, Reducer::sum, element);
+  ComputeTensor mean = ctx.compute("layernorm_mean", statistics, [&](const Indices& i) {
+    return loop::Div::make(sum(i), constant(acc, n));
+  });
+  ComputeTensor squares = ctx.reduce("layernorm_squares", statistics, normalized, Reducer::sum,
+                                     [&](const Indices& i, const Indices& r) {
+    loop::Expr deviation = element(i, r) - mean(i);
+    return deviation * deviation;
+  });
+  ComputeTensor inv_std = ctx.compute("layernorm_inv_std", statistics, [&](const Indices& i) {
+    loop::Expr variance = loop::Div::make(squares(i), constant(acc, n));
+    return loop::Div::make(constant(acc, 1), call("sqrt", {variance + constant(acc, a.epsilon)}));
+  });
+  const TensorType& type = ctx.output_type(0);
+  const ComputeTensor& scale = ctx.input(1);
+  std::vector<ComputeTensor> outputs = {ctx.compute("layernorm", type, [&](const Indices& i) {
+    loop::Expr normal = (cast(acc, x(i)) - mean(row_of(i))) * inv_std(row_of(i));
+    loop::Expr y = normal * cast(acc, scale(broadcast_indices(i, scale.shape())));
+    if (ctx.has_input(2)) {
+      const ComputeTensor& bias = ctx.input(2);
+      y = y + cast(acc, bias(broadcast_indices(i, bias.shape())));
+    }
+    return cast(type.dtype, y);
+  })};
+  // The optional Mean and InvStdDev, in stash_type.
+  const ComputeTensor* stats[] = {&mean, &inv_std};
+  for (size_t k = 1; k < ctx.num_outputs(); ++k) {
+    const ComputeTensor& stat = *stats[k - 1];
+    const TensorType& stat_type = ctx.output_type(k);
+    outputs.push_back(stat.dtype() == stat_type.dtype
+                          ? stat
+                          : ctx.compute("layernorm_stat", stat_type, [&](const Indices& i) {
+                              return cast(stat_type.dtype, stat(i));
+                            }));
+  }
+  return outputs;
+}
+
 }  // namespace
 
 void register_layer_norm_ops(OpRegistry& registry) {
@@ -151,7 +214,8 @@ void register_layer_norm_ops(OpRegistry& registry) {
                 .max_outputs = 3,
                 .fusion = FusionKind::reduction,
                 .shape_rule = layer_norm_shape,
-                .kernel = layer_norm_kernel});
+                .kernel = layer_norm_kernel,
+                .compute = layer_norm_compute});
 }
 
 }  // namespace minic

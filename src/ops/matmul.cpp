@@ -26,8 +26,14 @@
 // float32 implementation by the rounding of float32 itself), and the float32 inner loop
 // vectorises. float16 and bfloat16 are computed through float; integers wrap on overflow
 // (accumulate.h).
+//
+// Compute rules (course module 3): the textbook reduction over k, accumulated as the
+// kernels do (f32 for f16 and bf16, in the element type otherwise):
+//   out[b..., i, j] = sum over k of A[b..., i, k] * B[b..., k, j]
+// Gemm's alpha * product + beta * C is one elementwise stage after the reduction.
 #include "accumulate.h"
 #include "broadcast.h"
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
 #include <cmath>
@@ -279,6 +285,68 @@ std::vector<Tensor> gemm_kernel(const KernelContext& ctx) {
   return {std::move(out)};
 }
 
+// --- compute rules ------------------------------------------------------------------------------
+
+// `sum` (of the accumulation type) converted to the output type, if they differ.
+ComputeTensor to_output_type(const ComputeContext& ctx, const ComputeTensor& sum) {
+  const TensorType& type = ctx.output_type(0);
+  if (sum.dtype() == type.dtype) return sum;
+  return ctx.compute(stage_name(ctx) + "_cast", type,
+                     [&](const Indices& i) { return cast(type.dtype, sum(i)); });
+}
+
+std::vector<ComputeTensor> matmul_compute(const ComputeContext& ctx) {
+  const ComputeTensor& a = ctx.input(0);
+  const ComputeTensor& b = ctx.input(1);
+  MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const size_t batch = s.batch.size();
+  ComputeTensor sum = ctx.reduce("matmul", {acc, type.shape}, {s.k}, Reducer::sum,
+                                 [&](const Indices& i, const Indices& k) {
+    Indices batch_index(i.begin(), i.begin() + batch);
+    // A 1-D operand has no row (A) or column (B) axis in the output.
+    Indices at_a = broadcast_indices(batch_index, s.a_batch);
+    if (a.rank() > 1) at_a.push_back(i[batch]);
+    at_a.push_back(k[0]);
+    Indices at_b = broadcast_indices(batch_index, s.b_batch);
+    at_b.push_back(k[0]);
+    if (b.rank() > 1) at_b.push_back(i.back());
+    return cast(acc, a(at_a)) * cast(acc, b(at_b));
+  });
+  return {to_output_type(ctx, sum)};
+}
+
+std::vector<ComputeTensor> gemm_compute(const ComputeContext& ctx) {
+  const ComputeTensor& a = ctx.input(0);
+  const ComputeTensor& b = ctx.input(1);
+  const ComputeTensor* c = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  GemmShapes s = gemm_shapes(ctx, a.shape(), b.shape(), c ? &c->shape() : nullptr);
+  const bool trans_a = ctx.get_int("transA", 0) != 0;
+  const bool trans_b = ctx.get_int("transB", 0) != 0;
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  ComputeTensor product = ctx.reduce("gemm", {acc, type.shape}, {s.k}, Reducer::sum,
+                                     [&](const Indices& i, const Indices& k) {
+    loop::Expr x = trans_a ? a({k[0], i[0]}) : a({i[0], k[0]});
+    loop::Expr y = trans_b ? b({i[1], k[0]}) : b({k[0], i[1]});
+    return cast(acc, x) * cast(acc, y);
+  });
+  const double alpha = ctx.get_float("alpha", 1.0f);
+  const double beta = ctx.get_float("beta", 1.0f);
+  if (alpha == 1.0 && !c) return {to_output_type(ctx, product)};
+  // y = alpha * product + beta * C, each factor left out where it is 1.
+  return {ctx.compute("gemm_bias", type, [&](const Indices& i) {
+    loop::Expr y = product(i);
+    if (alpha != 1.0) y = constant(acc, alpha) * y;
+    if (c) {
+      loop::Expr bias = cast(acc, (*c)(broadcast_indices(i, c->shape())));
+      y = y + (beta != 1.0 ? constant(acc, beta) * bias : bias);
+    }
+    return cast(type.dtype, y);
+  })};
+}
+
 }  // namespace
 
 void register_matmul_ops(OpRegistry& registry) {
@@ -288,7 +356,8 @@ void register_matmul_ops(OpRegistry& registry) {
                 .max_inputs = 2,
                 .fusion = FusionKind::out_fusable,
                 .shape_rule = matmul_shape,
-                .kernel = matmul_kernel});
+                .kernel = matmul_kernel,
+                .compute = matmul_compute});
   // Gemm before opset 7 broadcast C only when its `broadcast` attribute said so.
   registry.add({.name = "Gemm",
                 .min_opset = 7,
@@ -296,7 +365,8 @@ void register_matmul_ops(OpRegistry& registry) {
                 .max_inputs = 3,
                 .fusion = FusionKind::out_fusable,
                 .shape_rule = gemm_shape,
-                .kernel = gemm_kernel});
+                .kernel = gemm_kernel,
+                .compute = gemm_compute});
 }
 
 }  // namespace minic

@@ -13,7 +13,14 @@
 //
 // The kernels compute in double and round once to the element type.
 // LayerNormalization, which normalises over trailing axes instead, is in layer_norm.cpp.
+//
+// Compute rules (course module 3), in f32 (f64 for f64 inputs): BatchNormalization is
+// one elementwise stage reading the per-channel inputs; InstanceNormalization two
+// reductions over each plane (sum, then squared deviations) and an elementwise stage;
+// LRN one reduction over the `size` neighbouring channels (those outside [0, C) skipped
+// by a select) and an elementwise stage.
 #include "float_compute.h"
+#include "minic/ops/compute.h"
 
 #include <cmath>
 
@@ -229,6 +236,84 @@ std::vector<Tensor> lrn_kernel(const KernelContext& ctx) {
   return {std::move(y)};
 }
 
+// --- compute rules ------------------------------------------------------------------------------
+
+// Per-channel input `k` at the channel of element i, in the accumulation type.
+loop::Expr channel_value(const ComputeContext& ctx, size_t k, const Indices& i, DType acc) {
+  return cast(acc, ctx.input(k)({i[1]}));
+}
+
+std::vector<ComputeTensor> batch_norm_compute(const ComputeContext& ctx) {
+  BatchNormAttributes a = BatchNormAttributes::read(ctx);
+  const ComputeTensor& x = ctx.input(0);
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  return {ctx.compute("batchnorm", type, [&](const Indices& i) {
+    // y = x * multiplier + shift, multiplier = scale / sqrt(var + eps), as the kernel.
+    loop::Expr deviation = channel_value(ctx, 4, i, acc) + constant(acc, a.epsilon);
+    loop::Expr multiplier =
+        loop::Div::make(channel_value(ctx, 1, i, acc), call("sqrt", {deviation}));
+    loop::Expr shift = channel_value(ctx, 2, i, acc) - channel_value(ctx, 3, i, acc) * multiplier;
+    return cast(type.dtype, cast(acc, x(i)) * multiplier + shift);
+  })};
+}
+
+std::vector<ComputeTensor> instance_norm_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const double epsilon = ctx.get_float("epsilon", 1e-5f);
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  Shape plane(x.shape().begin() + 2, x.shape().end());
+  Shape statistics_shape = {x.dim(0), x.dim(1)};
+  statistics_shape.resize(x.shape().size(), 1);
+  const TensorType statistics{acc, statistics_shape};
+  const double n = static_cast<double>(num_elements(plane));
+  auto element = [&](const Indices& i, const Indices& r) {
+    Indices at = {i[0], i[1]};
+    at.insert(at.end(), r.begin(), r.end());
+    return cast(acc, x(at));
+  };
+  auto plane_of = [&](const Indices& i) {
+    Indices at = {i[0], i[1]};
+    at.resize(i.size(), index(0));
+    return at;
+  };
+  ComputeTensor sum = ctx.reduce("instancenorm_sum", statistics, plane, Reducer::sum, element);
+  ComputeTensor squares = ctx.reduce("instancenorm_squares", statistics, plane, Reducer::sum,
+                                     [&](const Indices& i, const Indices& r) {
+    loop::Expr deviation = element(i, r) - loop::Div::make(sum(i), constant(acc, n));
+    return deviation * deviation;
+  });
+  return {ctx.compute("instancenorm", type, [&](const Indices& i) {
+    loop::Expr mean = loop::Div::make(sum(plane_of(i)), constant(acc, n));
+    loop::Expr variance = loop::Div::make(squares(plane_of(i)), constant(acc, n));
+    loop::Expr multiplier = loop::Div::make(channel_value(ctx, 1, i, acc),
+                                            call("sqrt", {variance + constant(acc, epsilon)}));
+    loop::Expr y = (cast(acc, x(i)) - mean) * multiplier + channel_value(ctx, 2, i, acc);
+    return cast(type.dtype, y);
+  })};
+}
+
+std::vector<ComputeTensor> lrn_compute(const ComputeContext& ctx) {
+  LrnAttributes a = LrnAttributes::read(ctx);
+  const ComputeTensor& x = ctx.input(0);
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const int64_t before = (a.size - 1) / 2;
+  ComputeTensor square_sum = ctx.reduce("lrn_square_sum", {acc, type.shape}, {a.size},
+                                        Reducer::sum, [&](const Indices& i, const Indices& r) {
+    Indices at = i;
+    at[1] = affine(i[1] + r[0], 1, -before);
+    loop::Expr value = cast(acc, x(at));
+    return select(in_range(at[1], x.dim(1)), value * value, constant(acc, 0));
+  });
+  return {ctx.compute("lrn", type, [&](const Indices& i) {
+    loop::Expr scaled = constant(acc, a.bias) + constant(acc, a.alpha / a.size) * square_sum(i);
+    loop::Expr denominator = call("pow", {scaled, constant(acc, a.beta)});
+    return cast(type.dtype, loop::Div::make(cast(acc, x(i)), denominator));
+  })};
+}
+
 }  // namespace
 
 void register_normalization_ops(OpRegistry& registry) {
@@ -240,20 +325,23 @@ void register_normalization_ops(OpRegistry& registry) {
                 .max_outputs = 5,
                 .fusion = FusionKind::broadcast,
                 .shape_rule = batch_norm_shape,
-                .kernel = batch_norm_kernel});
+                .kernel = batch_norm_kernel,
+                .compute = batch_norm_compute});
   registry.add({.name = "InstanceNormalization",
                 .min_opset = 1,
                 .min_inputs = 3,
                 .max_inputs = 3,
                 .fusion = FusionKind::reduction,
                 .shape_rule = instance_norm_shape,
-                .kernel = instance_norm_kernel});
+                .kernel = instance_norm_kernel,
+                .compute = instance_norm_compute});
   // LRN mixes neighbouring channels at every position; like TVM, minic fuses it with nothing.
   registry.add({.name = "LRN",
                 .min_opset = 1,
                 .fusion = FusionKind::opaque,
                 .shape_rule = lrn_shape,
-                .kernel = lrn_kernel});
+                .kernel = lrn_kernel,
+                .compute = lrn_compute});
 }
 
 }  // namespace minic

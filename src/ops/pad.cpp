@@ -17,6 +17,12 @@
 // The kernel maps each axis once into a table of input coordinates and then copies bytes,
 // so it serves every element type. Fusion kind: injective (each output element reads at
 // most one input element).
+//
+// Compute rule (course module 3): the same coordinates as expressions of the output
+// index -- clamped (edge), floormod (wrap), floormod and mirrored (reflect) -- and, in
+// constant mode, a select between the input and the value, taken where every padded
+// coordinate lies inside its window.
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -175,6 +181,62 @@ std::vector<Tensor> pad_kernel(const KernelContext& ctx) {
   return single_output(std::move(output));
 }
 
+// The window coordinate output index `i` reads along one axis, as window_coordinate()
+// computes it (constant mode: c itself, tested by the caller).
+loop::Expr window_coordinate_expr(PadMode mode, const loop::Expr& i, const AxisWindow& window) {
+  const int64_t n = window.size;
+  loop::Expr c = affine(i, 1, -window.before);
+  switch (mode) {
+    case PadMode::constant:
+      return c;
+    case PadMode::edge:
+      return loop::min(loop::max(c, index(0)), index(n - 1));
+    case PadMode::reflect: {
+      if (n == 1) return index(0);
+      const int64_t period = 2 * (n - 1);
+      loop::Expr m = loop::FloorMod::make(c, index(period));
+      return select(loop::LT::make(m, index(n)), m, index(period) - m);
+    }
+    case PadMode::wrap:
+      return loop::FloorMod::make(c, index(n));
+  }
+  return c;
+}
+
+std::vector<ComputeTensor> pad_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const Padding padding = read_padding(
+      ctx, x.rank(), [&](size_t i) -> const Tensor& { return ctx.constant_input(i); });
+  const PadMode mode = pad_mode(ctx);
+  const TensorType& type = ctx.output_type(0);
+  return {ctx.compute("pad", type, [&](const Indices& i) {
+    Indices source;
+    loop::Expr inside;
+    for (size_t d = 0; d < i.size(); ++d) {
+      const AxisWindow window = axis_window(x.dim(d), padding.begin[d], padding.end[d]);
+      if (padding.begin[d] == 0 && padding.end[d] == 0) {
+        source.push_back(i[d]);
+        continue;
+      }
+      loop::Expr c = window_coordinate_expr(mode, i[d], window);
+      if (mode == PadMode::constant && (padding.begin[d] > 0 || padding.end[d] > 0)) {
+        loop::Expr test = in_range(c, window.size);
+        inside = inside ? loop::And::make(inside, test) : test;
+      }
+      source.push_back(affine(c, 1, window.first));
+    }
+    if (!inside) return x(source);
+    loop::Expr value = constant(type.dtype, 0);
+    if (ctx.opset() < 11) {
+      value = constant(type.dtype, ctx.get_float("value", 0.0f));
+    } else if (ctx.has_input(2) && ctx.input(2).type().num_elements() > 0) {
+      const ComputeTensor& given = ctx.input(2);
+      value = cast(type.dtype, given(Indices(given.rank(), index(0))));
+    }
+    return select(inside, x(source), value);
+  })};
+}
+
 }  // namespace
 
 void register_pad_ops(OpRegistry& registry) {
@@ -183,7 +245,8 @@ void register_pad_ops(OpRegistry& registry) {
                 .max_inputs = 4,
                 .fusion = FusionKind::injective,
                 .shape_rule = pad_shape,
-                .kernel = pad_kernel});
+                .kernel = pad_kernel,
+                .compute = pad_compute});
 }
 
 }  // namespace minic

@@ -18,7 +18,14 @@
 //
 // The kernels walk the output positions once, listing the window positions inside the
 // input (for_each_window), and reduce those positions in every (n, c) plane.
+//
+// Compute rules (course module 3): one reduction over the window's taps per output
+// element, a tap in the padding excluded by a select (the reducer's identity in its
+// place); AveragePool divides by the count of taps (compute_window.h's closed form),
+// LpPool takes the p-th root. MaxPool's Indices output has none. A window entirely in
+// the padding gives -inf for MaxPool here (0 in the reference kernel).
 #include "broadcast.h"
+#include "compute_window.h"
 #include "float_compute.h"
 #include "window.h"
 
@@ -238,17 +245,76 @@ std::vector<Tensor> sum_pool_kernel(const KernelContext& ctx, SumPool kind, bool
   return {std::move(y)};
 }
 
+// --- compute rules ------------------------------------------------------------------------------
+
+// The reduction of a pool over the window of each output element: body(x element) summed
+// (or maxed) over the taps inside the input.
+ComputeTensor pool_reduce(const ComputeContext& ctx, const PoolAttributes& a, DType dtype,
+                          Reducer reducer, const std::function<loop::Expr(loop::Expr)>& body) {
+  const ComputeTensor& x = ctx.input(0);
+  const WindowGeometry& g = a.window;
+  TensorType type{dtype, ctx.output_type(0).shape};
+  auto body_at = [&](const Indices& i, const Indices& k) {
+    Indices at = {i[0], i[1]};
+    Indices o(i.begin() + 2, i.end());
+    for (size_t axis = 0; axis < o.size(); ++axis) {
+      at.push_back(window_position(g, axis, o[axis], k[axis]));
+    }
+    loop::Expr value = body(x(at));
+    loop::Expr inside = window_inside(g, o, k);
+    return inside ? select(inside, value, reducer_identity(reducer, dtype)) : value;
+  };
+  return ctx.reduce(stage_name(ctx), type, g.kernel, reducer, body_at);
+}
+
+std::vector<ComputeTensor> max_pool_compute(const ComputeContext& ctx, bool global) {
+  if (ctx.num_outputs() > 1) ctx.no_rule("the Indices output");
+  const ComputeTensor& x = ctx.input(0);
+  PoolAttributes a = PoolAttributes::read(ctx, x.type(), global);
+  return {pool_reduce(ctx, a, x.dtype(), Reducer::max, [](loop::Expr value) { return value; })};
+}
+
+std::vector<ComputeTensor> sum_pool_compute(const ComputeContext& ctx, SumPool kind, bool global) {
+  const ComputeTensor& x = ctx.input(0);
+  PoolAttributes a = PoolAttributes::read(ctx, x.type(), global);
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const loop::Expr p = constant(acc, a.p);
+  ComputeTensor sum = pool_reduce(ctx, a, acc, Reducer::sum, [&](loop::Expr value) {
+    value = cast(acc, value);
+    return kind == SumPool::average ? value : call("pow", {call("fabs", {value}), p});
+  });
+  const WindowGeometry& g = a.window;
+  return {ctx.compute(stage_name(ctx) + "_result", type, [&](const Indices& i) {
+    if (kind == SumPool::lp) {
+      return cast(type.dtype, call("pow", {sum(i), constant(acc, 1.0 / a.p)}));
+    }
+    // Taps inside the input, or (count_include_pad) inside the padded input.
+    loop::Expr count;
+    for (size_t axis = 0; axis < g.kernel.size(); ++axis) {
+      int64_t hi = g.input[axis] + (a.count_include_pad ? g.pads_end[axis] : 0);
+      int64_t lo = a.count_include_pad ? -g.pads_begin[axis] : 0;
+      loop::Expr axis_count = window_count(g, axis, i[axis + 2], lo, hi);
+      count = count ? count * axis_count : axis_count;
+    }
+    // A window with no tap inside sums to 0; dividing by 1 keeps that 0.
+    loop::Expr divisor = cast(acc, loop::max(count, index(1)));
+    return cast(type.dtype, loop::Div::make(sum(i), divisor));
+  })};
+}
+
 // --- registration ------------------------------------------------------------------------------
 
 // Pools absorb elementwise consumers (MaxPool followed by Relu) like Conv does.
 void add_pool(OpRegistry& registry, const std::string& name, int min_opset, int max_outputs,
-              ShapeRule shape_rule, Kernel kernel) {
+              ShapeRule shape_rule, Kernel kernel, ComputeRule compute) {
   registry.add({.name = name,
                 .min_opset = min_opset,
                 .max_outputs = max_outputs,
                 .fusion = FusionKind::out_fusable,
                 .shape_rule = std::move(shape_rule),
-                .kernel = std::move(kernel)});
+                .kernel = std::move(kernel),
+                .compute = std::move(compute)});
 }
 
 }  // namespace
@@ -256,23 +322,37 @@ void add_pool(OpRegistry& registry, const std::string& name, int min_opset, int 
 void register_pool_ops(OpRegistry& registry) {
   add_pool(registry, "MaxPool", 1, 2,
            [](const ShapeContext& ctx) { return max_pool_shape(ctx, false); },
-           [](const KernelContext& ctx) { return max_pool_kernel(ctx, false); });
+           [](const KernelContext& ctx) { return max_pool_kernel(ctx, false); },
+           [](const ComputeContext& ctx) { return max_pool_compute(ctx, false); });
   add_pool(registry, "GlobalMaxPool", 1, 1,
            [](const ShapeContext& ctx) { return max_pool_shape(ctx, true); },
-           [](const KernelContext& ctx) { return max_pool_kernel(ctx, true); });
+           [](const KernelContext& ctx) { return max_pool_kernel(ctx, true); },
+           [](const ComputeContext& ctx) { return max_pool_compute(ctx, true); });
   add_pool(registry, "AveragePool", 1, 1,
            [](const ShapeContext& ctx) { return sum_pool_shape(ctx, false); },
-           [](const KernelContext& ctx) { return sum_pool_kernel(ctx, SumPool::average, false); });
+           [](const KernelContext& ctx) { return sum_pool_kernel(ctx, SumPool::average, false); },
+           [](const ComputeContext& ctx) {
+             return sum_pool_compute(ctx, SumPool::average, false);
+           });
   add_pool(registry, "GlobalAveragePool", 1, 1,
            [](const ShapeContext& ctx) { return sum_pool_shape(ctx, true); },
-           [](const KernelContext& ctx) { return sum_pool_kernel(ctx, SumPool::average, true); });
+           [](const KernelContext& ctx) { return sum_pool_kernel(ctx, SumPool::average, true); },
+           [](const ComputeContext& ctx) {
+             return sum_pool_compute(ctx, SumPool::average, true);
+           });
   // LpPool-1 took p as a float attribute; from opset 2 it is an int.
   add_pool(registry, "LpPool", 2, 1,
            [](const ShapeContext& ctx) { return sum_pool_shape(ctx, false); },
-           [](const KernelContext& ctx) { return sum_pool_kernel(ctx, SumPool::lp, false); });
+           [](const KernelContext& ctx) { return sum_pool_kernel(ctx, SumPool::lp, false); },
+           [](const ComputeContext& ctx) {
+             return sum_pool_compute(ctx, SumPool::lp, false);
+           });
   add_pool(registry, "GlobalLpPool", 2, 1,
            [](const ShapeContext& ctx) { return sum_pool_shape(ctx, true); },
-           [](const KernelContext& ctx) { return sum_pool_kernel(ctx, SumPool::lp, true); });
+           [](const KernelContext& ctx) { return sum_pool_kernel(ctx, SumPool::lp, true); },
+           [](const ComputeContext& ctx) {
+             return sum_pool_compute(ctx, SumPool::lp, true);
+           });
 }
 
 }  // namespace minic

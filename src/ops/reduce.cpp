@@ -20,8 +20,16 @@
 // Precision: floating-point inputs are accumulated in double; the reductions are limited by
 // memory traffic, so the reference can afford the more accurate sum. Integers accumulate in
 // 64 bits and wrap on overflow (accumulate.h).
+//
+// Compute rules (course module 3) for the ten Reduce ops: one reduction stage over the
+// reduced axes -- the element, transformed (|x|, x * x, exp(x)), combined by sum, product,
+// max or min -- then, where the op has one, an elementwise stage for `finish` (divide by
+// the count, sqrt, log). Floats accumulate in f32 (f16 and bf16 too), integers in their
+// own type, which wraps as the 64-bit accumulator truncated back does. ArgMax and ArgMin
+// are two reductions: the extreme value, then the first (or last) index holding it.
 #include "accumulate.h"
 #include "broadcast.h"
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
 #include <cmath>
@@ -279,6 +287,97 @@ std::vector<Tensor> arg_kernel(const KernelContext& ctx) {
   return {std::move(out)};
 }
 
+// --- compute rules ------------------------------------------------------------------------------
+
+std::vector<ComputeTensor> reduce_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const std::string& op = ctx.node().op;
+  const Tensor* axes = ctx.has_input(1) ? &ctx.constant_input(1) : nullptr;
+  std::optional<std::vector<bool>> reduced = reduced_axes(ctx, x.rank(), axes);
+  if (!reduced) return {x};
+  const bool keepdims = ctx.get_int("keepdims", 1) != 0;
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  Shape extents;
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    if ((*reduced)[d]) extents.push_back(x.dim(d));
+  }
+  // The element each reduction step takes, and the reducer.
+  Reducer reducer = Reducer::sum;
+  if (op == "ReduceMax") reducer = Reducer::max;
+  if (op == "ReduceMin") reducer = Reducer::min;
+  if (op == "ReduceProd") reducer = Reducer::product;
+  auto transform = [&](loop::Expr value) {
+    if (op == "ReduceL1") {
+      return select(loop::LT::make(value, constant(acc, 0)), constant(acc, 0) - value, value);
+    }
+    if (op == "ReduceL2" || op == "ReduceSumSquare") return value * value;
+    if (op == "ReduceLogSumExp") return call("exp", {value});
+    return value;
+  };
+  ComputeTensor total = ctx.reduce(stage_name(ctx), {acc, type.shape}, extents, reducer,
+                                   [&](const Indices& i, const Indices& r) {
+    // Input axis d: the next reduction index where reduced, else the next output index
+    // (output axes of kept, reduced dimensions are skipped).
+    Indices at;
+    size_t next_out = 0;
+    size_t next_reduce = 0;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if ((*reduced)[d]) {
+        at.push_back(r[next_reduce++]);
+        if (keepdims) ++next_out;
+      } else {
+        at.push_back(i[next_out++]);
+      }
+    }
+    return transform(cast(acc, x(at)));
+  });
+  const bool mean = op == "ReduceMean";
+  const bool root = op == "ReduceL2";
+  const bool log = op == "ReduceLogSum" || op == "ReduceLogSumExp";
+  if (!mean && !root && !log && acc == type.dtype) return {total};
+  const int64_t count = num_elements(extents);
+  return {ctx.compute(stage_name(ctx) + "_result", type, [&](const Indices& i) {
+    loop::Expr value = total(i);
+    if (mean && (is_float(acc) || count > 0)) {
+      value = loop::Div::make(value, constant(acc, static_cast<double>(count)));
+    }
+    if (root) value = call("sqrt", {value});
+    if (log) value = call("log", {value});
+    return cast(type.dtype, value);
+  })};
+}
+
+std::vector<ComputeTensor> arg_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), x.rank());
+  const bool keepdims = ctx.get_int("keepdims", 1) != 0;
+  const bool last = ctx.get_int("select_last_index", 0) != 0;
+  const int64_t n = x.dim(axis);
+  const TensorType& type = ctx.output_type(0);
+  // x at output index i, with `axis` indexed by r.
+  auto element = [&](const Indices& i, const loop::Expr& r) {
+    Indices at = i;
+    if (keepdims) {
+      at[axis] = r;
+    } else {
+      at.insert(at.begin() + axis, r);
+    }
+    return x(at);
+  };
+  const bool is_max = ctx.node().op == "ArgMax";
+  ComputeTensor best =
+      ctx.reduce(stage_name(ctx) + "_value", {x.dtype(), type.shape}, {n},
+                 is_max ? Reducer::max : Reducer::min,
+                 [&](const Indices& i, const Indices& r) { return element(i, r[0]); });
+  // The first index holding the best value (min over matches; n where none), or the last.
+  return {ctx.reduce(stage_name(ctx), type, {n}, last ? Reducer::max : Reducer::min,
+                     [&](const Indices& i, const Indices& r) {
+                       loop::Expr match = loop::EQ::make(element(i, r[0]), best(i));
+                       return select(match, r[0], index(last ? -1 : n));
+                     })};
+}
+
 }  // namespace
 
 void register_reduce_ops(OpRegistry& registry) {
@@ -290,14 +389,16 @@ void register_reduce_ops(OpRegistry& registry) {
                   .max_inputs = 2,
                   .fusion = FusionKind::reduction,
                   .shape_rule = reduce_shape,
-                  .kernel = reduce_kernel});
+                  .kernel = reduce_kernel,
+                  .compute = reduce_compute});
   }
   for (const char* op : {"ArgMax", "ArgMin"}) {
     registry.add({.name = op,
                   .min_opset = 1,
                   .fusion = FusionKind::reduction,
                   .shape_rule = arg_shape,
-                  .kernel = arg_kernel});
+                  .kernel = arg_kernel,
+                  .compute = arg_compute});
   }
 }
 

@@ -9,6 +9,10 @@
 // must be known before running. In the target, 0 copies the input's dimension at the same
 // position (unless allowzero=1, when 0 means an empty dimension) and one -1 is inferred
 // from the element count.
+//
+// Compute rule (course module 3), one for all four: output element i reads the input
+// element with the same row-major offset (reshape_indices in compute.h).
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -139,6 +143,14 @@ std::vector<TensorType> unsqueeze_shape(const ShapeContext& ctx) {
   return {{input.dtype, shape}};
 }
 
+std::vector<ComputeTensor> reshape_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const TensorType& type = ctx.output_type(0);
+  return {ctx.compute(stage_name(ctx), type, [&](const Indices& i) {
+    return x(reshape_indices(i, type.shape, x.shape()));
+  })};
+}
+
 }  // namespace
 
 void register_reshape_ops(OpRegistry& registry) {
@@ -147,24 +159,28 @@ void register_reshape_ops(OpRegistry& registry) {
                 .max_inputs = 2,
                 .fusion = FusionKind::injective,
                 .shape_rule = reshape_shape,
-                .kernel = reshape_kernel});
+                .kernel = reshape_kernel,
+                .compute = reshape_compute});
   registry.add({.name = "Flatten",
                 .min_opset = 1,
                 .fusion = FusionKind::injective,
                 .shape_rule = flatten_shape,
-                .kernel = reshape_kernel});
+                .kernel = reshape_kernel,
+                .compute = reshape_compute});
   registry.add({.name = "Squeeze",
                 .min_opset = 1,
                 .max_inputs = 2,
                 .fusion = FusionKind::injective,
                 .shape_rule = squeeze_shape,
-                .kernel = reshape_kernel});
+                .kernel = reshape_kernel,
+                .compute = reshape_compute});
   registry.add({.name = "Unsqueeze",
                 .min_opset = 1,
                 .max_inputs = 2,
                 .fusion = FusionKind::injective,
                 .shape_rule = unsqueeze_shape,
-                .kernel = reshape_kernel});
+                .kernel = reshape_kernel,
+                .compute = reshape_compute});
 }
 
 }  // namespace minic

@@ -12,6 +12,7 @@
 // folding replaces them before fusion. ConstantOfShape and Range are injective: output
 // element i is a function of i alone (a constant; start + i * delta), so a consumer can
 // compute it inline instead of reading it from memory.
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -163,6 +164,52 @@ std::vector<Tensor> range_kernel(const KernelContext& ctx) {
   return single_output(std::move(output));
 }
 
+// --- compute rules ------------------------------------------------------------------------------
+//
+// Course module 3. Every element is known from the position alone: Shape and Size are
+// constants (a chain of selects on the index for Shape), ConstantOfShape the value,
+// Range start + i * delta (in i64 or f64, as the kernel).
+
+std::vector<ComputeTensor> shape_compute(const ComputeContext& ctx) {
+  Tensor value = shape_value(ctx, ctx.input(0).shape());
+  return {ctx.compute("shape", ctx.output_type(0), [&](const Indices& i) {
+    loop::Expr result = constant(DType::i64, 0);
+    for (int64_t d = value.num_elements(); d-- > 0;) {
+      result = select(loop::EQ::make(i[0], index(d)), element_constant(value, d), result);
+    }
+    return result;
+  })};
+}
+
+std::vector<ComputeTensor> size_compute(const ComputeContext& ctx) {
+  const int64_t size = ctx.input(0).type().num_elements();
+  return {ctx.compute("size", ctx.output_type(0), [&](const Indices&) { return index(size); })};
+}
+
+std::vector<ComputeTensor> constant_of_shape_compute(const ComputeContext& ctx) {
+  const Tensor value = fill_value(ctx);
+  if (is_storage_only(value.dtype())) {
+    ctx.no_rule(fmt::format("a fill value of the storage-only type {}",
+                            dtype_name(value.dtype())));
+  }
+  return {ctx.compute("constant_of_shape", ctx.output_type(0),
+                      [&](const Indices&) { return element_constant(value, 0); })};
+}
+
+std::vector<ComputeTensor> range_compute(const ComputeContext& ctx) {
+  const Tensor& start = ctx.constant_input(0);
+  const Tensor& delta = ctx.constant_input(2);
+  const TensorType& type = ctx.output_type(0);
+  return {ctx.compute("range", type, [&](const Indices& i) {
+    if (is_int(type.dtype)) {
+      return cast(type.dtype, i[0] * delta.as_int64(0) + start.as_int64(0));
+    }
+    loop::Expr step = constant(DType::f64, delta.as_double(0));
+    loop::Expr first = constant(DType::f64, start.as_double(0));
+    return cast(type.dtype, cast(DType::f64, i[0]) * step + first);
+  })};
+}
+
 }  // namespace
 
 void register_shape_ops(OpRegistry& registry) {
@@ -170,24 +217,28 @@ void register_shape_ops(OpRegistry& registry) {
                 .min_opset = 1,
                 .fusion = FusionKind::opaque,
                 .shape_rule = shape_shape,
-                .kernel = shape_kernel});
+                .kernel = shape_kernel,
+                .compute = shape_compute});
   registry.add({.name = "Size",
                 .min_opset = 1,
                 .fusion = FusionKind::opaque,
                 .shape_rule = size_shape,
-                .kernel = size_kernel});
+                .kernel = size_kernel,
+                .compute = size_compute});
   registry.add({.name = "ConstantOfShape",
                 .min_opset = 9,
                 .fusion = FusionKind::injective,
                 .shape_rule = constant_of_shape_shape,
-                .kernel = constant_of_shape_kernel});
+                .kernel = constant_of_shape_kernel,
+                .compute = constant_of_shape_compute});
   registry.add({.name = "Range",
                 .min_opset = 11,
                 .min_inputs = 3,
                 .max_inputs = 3,
                 .fusion = FusionKind::injective,
                 .shape_rule = range_shape,
-                .kernel = range_kernel});
+                .kernel = range_kernel,
+                .compute = range_compute});
 }
 
 }  // namespace minic

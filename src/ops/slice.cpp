@@ -14,7 +14,9 @@
 // front"; the specification does not, and neither does minic: backwards, use INT_MIN.)
 // The kernel is a strided view (movement.h): it starts at the offset of the start
 // indices, and output dimension d moves through the input by step[d] times its stride.
-// Fusion kind: injective.
+// Fusion kind: injective. Compute rule (course module 3): the same view, output index
+// i[d] reading input index starts[d] + i[d] * steps[d].
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -116,6 +118,20 @@ std::vector<Tensor> slice_kernel(const KernelContext& ctx) {
   return single_output(std::move(output));
 }
 
+std::vector<ComputeTensor> slice_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  SliceArgs args =
+      read_args(ctx, [&](size_t i) -> const Tensor& { return ctx.constant_input(i); });
+  const SlicePlan plan = plan_slice(ctx, x.shape(), args);
+  return {ctx.compute("slice", ctx.output_type(0), [&](const Indices& i) {
+    Indices source;
+    for (size_t d = 0; d < i.size(); ++d) {
+      source.push_back(affine(i[d], plan.steps[d], plan.starts[d]));
+    }
+    return x(source);
+  })};
+}
+
 }  // namespace
 
 void register_slice_ops(OpRegistry& registry) {
@@ -124,7 +140,8 @@ void register_slice_ops(OpRegistry& registry) {
                 .max_inputs = 5,
                 .fusion = FusionKind::injective,
                 .shape_rule = slice_shape,
-                .kernel = slice_kernel});
+                .kernel = slice_kernel,
+                .compute = slice_compute});
 }
 
 }  // namespace minic

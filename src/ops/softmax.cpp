@@ -15,6 +15,14 @@
 // product of the trailing dimensions.
 //
 // Precision: computed in double, then rounded to the element type (float types only).
+//
+// Compute rules (course module 3) for Softmax and LogSoftmax: three stages over the
+// group's axes (the axis, or every axis from it on before opset 13), kept as extent 1:
+//   max[g]    = max over the group of x                          (a reduction)
+//   sum[g]    = sum over the group of exp(x - max[g])            (a reduction)
+//   out[i]    = exp(x[i] - max[g]) / sum[g], or x[i] - max[g] - log(sum[g])
+// computed in f32 for f16 and bf16. Hardmax has none.
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
 #include <cmath>
@@ -106,15 +114,59 @@ std::vector<Tensor> softmax_kernel(const KernelContext& ctx) {
   return {std::move(out)};
 }
 
+// --- compute rules ------------------------------------------------------------------------------
+
+std::vector<ComputeTensor> softmax_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const int64_t rank = x.rank();
+  const bool old_form = ctx.opset() < 13;
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", old_form ? 1 : -1), rank);
+  const int64_t last = old_form ? rank : axis + 1;  // the group's axes are [axis, last)
+  const DType acc = accumulation_dtype(x.dtype());
+  Shape kept = x.shape();
+  Shape group;
+  for (int64_t d = axis; d < last; ++d) {
+    group.push_back(kept[d]);
+    kept[d] = 1;
+  }
+  // x at output index i with the group's axes taken from r; the group's index of i.
+  auto element = [&](const Indices& i, const Indices& r) {
+    Indices at = i;
+    for (int64_t d = axis; d < last; ++d) at[d] = r[d - axis];
+    return cast(acc, x(at));
+  };
+  auto group_of = [&](const Indices& i) {
+    Indices at = i;
+    for (int64_t d = axis; d < last; ++d) at[d] = index(0);
+    return at;
+  };
+  const std::string name = stage_name(ctx);
+  ComputeTensor max = ctx.reduce(name + "_max", {acc, kept}, group, Reducer::max, element);
+  ComputeTensor sum = ctx.reduce(name + "_sum", {acc, kept}, group, Reducer::sum,
+                                 [&](const Indices& i, const Indices& r) {
+                                   return call("exp", {element(i, r) - max(i)});
+                                 });
+  const TensorType& type = ctx.output_type(0);
+  const bool log = ctx.node().op == "LogSoftmax";
+  return {ctx.compute(name, type, [&](const Indices& i) {
+    loop::Expr shifted = cast(acc, x(i)) - max(group_of(i));
+    loop::Expr result = log ? shifted - call("log", {sum(group_of(i))})
+                            : loop::Div::make(call("exp", {shifted}), sum(group_of(i)));
+    return cast(type.dtype, result);
+  })};
+}
+
 }  // namespace
 
 void register_softmax_ops(OpRegistry& registry) {
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
+    const bool hardmax = std::string_view(op) == "Hardmax";
     registry.add({.name = op,
                   .min_opset = 1,
                   .fusion = FusionKind::reduction,
                   .shape_rule = softmax_shape,
-                  .kernel = softmax_kernel});
+                  .kernel = softmax_kernel,
+                  .compute = hardmax ? ComputeRule() : softmax_compute});
   }
 }
 

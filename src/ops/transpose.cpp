@@ -4,6 +4,9 @@
 // The kernel is a strided view of the input (see movement.h): walking output dimension d
 // moves through the input with the stride of input dimension perm[d]. Its fusion kind is
 // injective: each output element reads one input element.
+//
+// Compute rule (course module 3): out[i] = x[j] with j[perm[d]] = i[d].
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -48,6 +51,16 @@ std::vector<Tensor> transpose_kernel(const KernelContext& ctx) {
   return single_output(std::move(output));
 }
 
+std::vector<ComputeTensor> transpose_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  std::vector<int64_t> perm = permutation(ctx, x.rank());
+  return {ctx.compute("transpose", ctx.output_type(0), [&](const Indices& i) {
+    Indices source(i.size());
+    for (size_t d = 0; d < perm.size(); ++d) source[perm[d]] = i[d];
+    return x(source);
+  })};
+}
+
 }  // namespace
 
 void register_transpose_ops(OpRegistry& registry) {
@@ -55,7 +68,8 @@ void register_transpose_ops(OpRegistry& registry) {
                 .min_opset = 1,
                 .fusion = FusionKind::injective,
                 .shape_rule = transpose_shape,
-                .kernel = transpose_kernel});
+                .kernel = transpose_kernel,
+                .compute = transpose_compute});
 }
 
 }  // namespace minic

@@ -8,6 +8,7 @@
 // kernel copies the input and clears the dropped elements, whatever the type.
 // Fusion kind: elementwise. Each output element reads the input element at the same
 // position; whether it keeps it depends only on that position.
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"
 
@@ -46,6 +47,23 @@ std::vector<Tensor> trilu_kernel(const KernelContext& ctx) {
   return single_output(std::move(output));
 }
 
+// Compute rule (course module 3): a select on the position, with k loaded from its input.
+std::vector<ComputeTensor> trilu_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const bool upper = ctx.get_int("upper", 1) != 0;
+  const TensorType& type = ctx.output_type(0);
+  return {ctx.compute("trilu", type, [&](const Indices& i) {
+    loop::Expr k = index(0);
+    if (ctx.has_input(1)) {
+      const ComputeTensor& offset_input = ctx.input(1);
+      k = cast(DType::i64, offset_input(Indices(offset_input.rank(), index(0))));
+    }
+    loop::Expr offset = i[i.size() - 1] - i[i.size() - 2];
+    loop::Expr keep = upper ? loop::GE::make(offset, k) : loop::LE::make(offset, k);
+    return select(keep, x(i), constant(type.dtype, 0));
+  })};
+}
+
 }  // namespace
 
 void register_trilu_ops(OpRegistry& registry) {
@@ -54,7 +72,8 @@ void register_trilu_ops(OpRegistry& registry) {
                 .max_inputs = 2,
                 .fusion = FusionKind::elementwise,
                 .shape_rule = trilu_shape,
-                .kernel = trilu_kernel});
+                .kernel = trilu_kernel,
+                .compute = trilu_compute});
 }
 
 }  // namespace minic

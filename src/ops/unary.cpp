@@ -5,9 +5,17 @@
 // also take integers -- Abs, Neg, Sign, Relu -- and are written once as a generic formula
 // instantiated for every numeric type. Not, IsNaN and IsInf map to or from bool.
 // Every op here has fusion kind `elementwise`: the output shape is the input shape.
+//
+// Compute rules (course module 3): the same formulas on loop IR expressions, computed in
+// f32 for f16 and bf16 inputs; the ops whose formula needs an intrinsic the loop IR lacks
+// (Sin, Cos, Tan and the inverse and hyperbolic functions but tanh) have none.
 #include "elementwise.h"
 
+#include "minic/ops/compute.h"
+
 #include <cmath>
+#include <limits>
+#include <map>
 
 namespace minic {
 
@@ -126,13 +134,91 @@ std::vector<Tensor> not_kernel(const KernelContext& ctx) {
   return single_output(std::move(out));
 }
 
+// --- compute rules ----------------------------------------------------------------------------
+
+using loop::Expr;
+using ExprFormula = Expr (*)(Expr);
+
+Expr softplus_expr(Expr x) {
+  Expr one = constant(x.type().dtype, 1);
+  Expr zero = constant(x.type().dtype, 0);
+  Expr large = x + call("log", {one + call("exp", {zero - x})});
+  return select(loop::GT::make(x, zero), large, call("log", {one + call("exp", {x})}));
+}
+
+// The loop IR formula of each float unary op that has one.
+const std::map<std::string, ExprFormula, std::less<>> kFloatUnaryExprs = {
+    {"Exp", [](Expr x) { return call("exp", {x}); }},
+    {"Log", [](Expr x) { return call("log", {x}); }},
+    {"Sqrt", [](Expr x) { return call("sqrt", {x}); }},
+    {"Reciprocal", [](Expr x) { return loop::Div::make(constant(x.type().dtype, 1), x); }},
+    {"Ceil", [](Expr x) { return call("ceil", {x}); }},
+    {"Floor", [](Expr x) { return call("floor", {x}); }},
+    {"Round", [](Expr x) { return call("round", {x}); }},
+    {"Erf", [](Expr x) { return call("erf", {x}); }},
+    {"Tanh", [](Expr x) { return call("tanh", {x}); }},
+    {"Sigmoid", [](Expr x) { return call("sigmoid", {x}); }},
+    {"Softplus", softplus_expr},
+    {"Softsign", [](Expr x) {
+       return loop::Div::make(x, constant(x.type().dtype, 1) + call("fabs", {x}));
+     }},
+};
+
+ComputeRule float_unary_compute(ExprFormula formula) {
+  return [formula](const ComputeContext& ctx) {
+    DType dtype = accumulation_dtype(ctx.input(0).dtype());
+    return std::vector<ComputeTensor>{
+        elementwise(ctx, dtype, [&](const std::vector<Expr>& x) { return formula(x[0]); })};
+  };
+}
+
+// A rule for Abs, Neg, Sign, Relu: the formula on the element type itself.
+ComputeRule numeric_unary_compute(ExprFormula formula) {
+  return [formula](const ComputeContext& ctx) {
+    DType dtype = ctx.input(0).dtype();
+    return std::vector<ComputeTensor>{
+        elementwise(ctx, dtype, [&](const std::vector<Expr>& x) { return formula(x[0]); })};
+  };
+}
+
+Expr is_negative_expr(const Expr& x) {
+  return loop::LT::make(x, constant(x.type().dtype, 0));
+}
+
+std::vector<ComputeTensor> not_compute(const ComputeContext& ctx) {
+  return {elementwise(ctx, DType::boolean, [](const std::vector<Expr>& x) {
+    return loop::Not::make(x[0]);
+  })};
+}
+
+std::vector<ComputeTensor> isnan_compute(const ComputeContext& ctx) {
+  // NaN is the one value unequal to itself.
+  return {elementwise(ctx, ctx.input(0).dtype(), [](const std::vector<Expr>& x) {
+    return loop::NE::make(x[0], x[0]);
+  })};
+}
+
+std::vector<ComputeTensor> isinf_compute(const ComputeContext& ctx) {
+  bool negative = ctx.get_int("detect_negative", 1) != 0;
+  bool positive = ctx.get_int("detect_positive", 1) != 0;
+  return {elementwise(ctx, ctx.input(0).dtype(), [&](const std::vector<Expr>& x) {
+    DType dtype = x[0].type().dtype;
+    double infinity = std::numeric_limits<double>::infinity();
+    Expr result = constant(DType::boolean, 0);
+    if (positive) result = loop::Or::make(result, loop::EQ::make(x[0], constant(dtype, infinity)));
+    if (negative) result = loop::Or::make(result, loop::EQ::make(x[0], constant(dtype, -infinity)));
+    return result;
+  })};
+}
+
 void add_unary(OpRegistry& registry, const char* name, int since, ShapeRule shape_rule,
-               Kernel kernel) {
+               Kernel kernel, ComputeRule compute) {
   registry.add({.name = name,
                 .min_opset = since,
                 .fusion = FusionKind::elementwise,
                 .shape_rule = std::move(shape_rule),
-                .kernel = std::move(kernel)});
+                .kernel = std::move(kernel),
+                .compute = std::move(compute)});
 }
 
 }  // namespace
@@ -140,28 +226,42 @@ void add_unary(OpRegistry& registry, const char* name, int since, ShapeRule shap
 void register_unary_ops(OpRegistry& registry) {
   for (const FloatUnaryOp& op : kFloatUnaryOps) {
     auto formula = op.formula;
+    auto expr = kFloatUnaryExprs.find(op.name);
+    ComputeRule compute;
+    if (expr != kFloatUnaryExprs.end()) compute = float_unary_compute(expr->second);
     add_unary(registry, op.name, op.since, float_unary_shape, [formula](const KernelContext& ctx) {
       return std::vector<Tensor>{map_float(ctx.input(0), formula)};
-    });
+    }, compute);
   }
 
   // Ops on every numeric type. Integer negation wraps (see negate() in elementwise.h).
   add_unary(registry, "Abs", 1, numeric_unary_shape,
-            numeric_unary_kernel([](auto x) { return is_negative(x) ? negate(x) : x; }));
+            numeric_unary_kernel([](auto x) { return is_negative(x) ? negate(x) : x; }),
+            numeric_unary_compute([](Expr x) {
+              return select(is_negative_expr(x), constant(x.type().dtype, 0) - x, x);
+            }));
   add_unary(registry, "Neg", 1, numeric_unary_shape,
-            numeric_unary_kernel([](auto x) { return negate(x); }));
+            numeric_unary_kernel([](auto x) { return negate(x); }),
+            numeric_unary_compute([](Expr x) { return constant(x.type().dtype, 0) - x; }));
   // Sign keeps 0 and NaN as they are.
   add_unary(registry, "Sign", 9, numeric_unary_shape, numeric_unary_kernel([](auto x) {
               using C = decltype(x);
               return x > 0 ? C(1) : is_negative(x) ? C(-1) : x;
+            }),
+            numeric_unary_compute([](Expr x) {
+              DType dtype = x.type().dtype;
+              Expr negative = select(is_negative_expr(x), constant(dtype, -1), x);
+              return select(loop::GT::make(x, constant(dtype, 0)), constant(dtype, 1), negative);
             }));
   // Relu: max(x, 0), keeping NaN.
   add_unary(registry, "Relu", 1, numeric_unary_shape,
-            numeric_unary_kernel([](auto x) { return is_negative(x) ? decltype(x)(0) : x; }));
+            numeric_unary_kernel([](auto x) { return is_negative(x) ? decltype(x)(0) : x; }),
+            numeric_unary_compute(
+                [](Expr x) { return loop::max(x, constant(x.type().dtype, 0)); }));
 
-  add_unary(registry, "Not", 1, bool_unary_shape, not_kernel);
-  add_unary(registry, "IsNaN", 9, float_test_shape, isnan_kernel);
-  add_unary(registry, "IsInf", 10, float_test_shape, isinf_kernel);
+  add_unary(registry, "Not", 1, bool_unary_shape, not_kernel, not_compute);
+  add_unary(registry, "IsNaN", 9, float_test_shape, isnan_kernel, isnan_compute);
+  add_unary(registry, "IsInf", 10, float_test_shape, isinf_kernel, isinf_compute);
 }
 
 }  // namespace minic

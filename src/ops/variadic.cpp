@@ -5,8 +5,13 @@
 // out = broadcast(input 0), then out[i] = combine(out[i], input k[ik]) for k = 1, 2, ...
 // Mean divides the sum by the input count at the end. Min and Max propagate NaN, as
 // numpy.minimum and numpy.maximum do: a NaN in any input gives NaN in that position.
+//
+// Compute rules (course module 3): the same fold as one expression over the broadcast
+// inputs, in the element type; the loop IR's Min and Max propagate NaN as these do.
 #include "broadcast.h"
 #include "elementwise.h"
+
+#include "minic/ops/compute.h"
 
 #include <cmath>
 
@@ -81,7 +86,23 @@ std::vector<Tensor> max_kernel(const KernelContext& ctx) {
   })};
 }
 
-void add_variadic(OpRegistry& registry, const char* name, Kernel kernel) {
+// out = combine(...combine(input 0, input 1)..., input n-1); Mean divides at the end.
+ComputeRule fold_compute(loop::Expr (*combine)(loop::Expr, loop::Expr), bool mean) {
+  return [combine, mean](const ComputeContext& ctx) {
+    DType dtype = ctx.input(0).dtype();
+    return std::vector<ComputeTensor>{
+        elementwise(ctx, dtype, [&](const std::vector<loop::Expr>& x) {
+          loop::Expr result = x[0];
+          for (size_t k = 1; k < x.size(); ++k) result = combine(result, x[k]);
+          if (mean) {
+            result = loop::Div::make(result, constant(dtype, static_cast<double>(x.size())));
+          }
+          return result;
+        })};
+  };
+}
+
+void add_variadic(OpRegistry& registry, const char* name, Kernel kernel, ComputeRule compute) {
   // Opset 6 takes inputs of one shape, opset 8 broadcasts them; broadcasting covers both.
   registry.add({.name = name,
                 .min_opset = 6,
@@ -89,16 +110,18 @@ void add_variadic(OpRegistry& registry, const char* name, Kernel kernel) {
                 .max_inputs = 1 << 16,
                 .fusion = FusionKind::broadcast,
                 .shape_rule = variadic_shape,
-                .kernel = std::move(kernel)});
+                .kernel = std::move(kernel),
+                .compute = std::move(compute)});
 }
 
 }  // namespace
 
 void register_variadic_ops(OpRegistry& registry) {
-  add_variadic(registry, "Sum", sum_kernel);
-  add_variadic(registry, "Mean", mean_kernel);
-  add_variadic(registry, "Min", min_kernel);
-  add_variadic(registry, "Max", max_kernel);
+  auto plus = [](loop::Expr x, loop::Expr y) { return x + y; };
+  add_variadic(registry, "Sum", sum_kernel, fold_compute(plus, false));
+  add_variadic(registry, "Mean", mean_kernel, fold_compute(plus, true));
+  add_variadic(registry, "Min", min_kernel, fold_compute(loop::min, false));
+  add_variadic(registry, "Max", max_kernel, fold_compute(loop::max, false));
 }
 
 }  // namespace minic

@@ -6,6 +6,8 @@
 #include "broadcast.h"
 #include "elementwise.h"
 
+#include "minic/ops/compute.h"
+
 namespace minic {
 
 namespace {
@@ -45,6 +47,19 @@ std::vector<Tensor> where_kernel(const KernelContext& ctx) {
   return single_output(std::move(out));
 }
 
+// Compute rule (course module 3): a select of the broadcast inputs.
+std::vector<ComputeTensor> where_compute(const ComputeContext& ctx) {
+  const ComputeTensor& condition = ctx.input(0);
+  const ComputeTensor& x = ctx.input(1);
+  const ComputeTensor& y = ctx.input(2);
+  const Shape& shape = ctx.output_type(0).shape;
+  return {ctx.compute("where", ctx.output_type(0), [&](const Indices& i) {
+    return select(condition(broadcast_indices(i, condition.shape(), shape)),
+                  x(broadcast_indices(i, x.shape(), shape)),
+                  y(broadcast_indices(i, y.shape(), shape)));
+  })};
+}
+
 }  // namespace
 
 void register_select_ops(OpRegistry& registry) {
@@ -54,7 +69,8 @@ void register_select_ops(OpRegistry& registry) {
                 .max_inputs = 3,
                 .fusion = FusionKind::broadcast,
                 .shape_rule = where_shape,
-                .kernel = where_kernel});
+                .kernel = where_kernel,
+                .compute = where_compute});
 }
 
 }  // namespace minic

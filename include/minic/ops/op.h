@@ -130,6 +130,12 @@ inline std::vector<Tensor> single_output(Tensor output) {
 using ShapeRule = std::function<std::vector<TensorType>(const ShapeContext&)>;
 using Kernel = std::function<std::vector<Tensor>(const KernelContext&)>;
 
+// The compute rule of an op (course module 3): its outputs as loop IR stages. Declared in
+// minic/ops/compute.h; an op without one runs on its reference kernel only.
+class ComputeContext;
+class ComputeTensor;
+using ComputeRule = std::function<std::vector<ComputeTensor>(const ComputeContext&)>;
+
 struct OpSchema {
   std::string name;
   int min_opset = 1;          // the oldest opset version whose form of the op is handled
@@ -141,6 +147,7 @@ struct OpSchema {
   FusionKind fusion = FusionKind::opaque;
   ShapeRule shape_rule;
   Kernel kernel;
+  ComputeRule compute = {};  // may be empty
 };
 
 class OpRegistry {

@@ -1,0 +1,40 @@
+// One stage of a kernel under construction: what compute.cpp's builders describe and
+// compute_stage.cpp turns into a loop nest. Course module 3. Private to src/ops.
+#pragma once
+
+#include "minic/ops/compute.h"
+
+namespace minic {
+
+// A tensor of a compute rule (ComputeTensor holds one): a parameter buffer, or a stage
+// described by the value of one element in terms of its iteration variables.
+struct StageNode {
+  std::string name;
+  TensorType type;
+  // The buffer that holds the tensor: a parameter, or the stage's buffer once its loop
+  // nest is emitted. Consumers load from it when it is set.
+  loop::Buffer buffer;
+  // The output parameter the stage writes when it is emitted (KernelBuilder::bind).
+  loop::Buffer target;
+  // Consumers load the tensor from a buffer instead of inlining it.
+  bool keep = false;
+  // The element at `axes` is `value` (a reduction: value combined over `reduce_axes`).
+  std::vector<loop::Expr> axes;
+  std::vector<loop::Expr> reduce_axes;
+  Shape reduce_extents;
+  std::optional<Reducer> reducer;
+  loop::Expr value;
+  KernelBuilder* builder = nullptr;
+
+  bool is_stage() const { return static_cast<bool>(value); }
+};
+
+// The loop nest of `stage` writing `output`: one loop per axis and reduction axis around
+// one block (compute_stage.cpp).
+loop::Stmt make_loop_nest(const StageNode& stage, const loop::Buffer& output,
+                          const std::string& block_name);
+
+// One step of `reducer`: combine(accumulated, value).
+loop::Expr reducer_combine(Reducer reducer, loop::Expr accumulated, loop::Expr value);
+
+}  // namespace minic
