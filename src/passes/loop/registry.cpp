@@ -2,12 +2,35 @@
 #include "minic/passes/loop/registry.h"
 
 #include "minic/ir/loop/verifier.h"
+#include "minic/passes/loop/flatten_buffers.h"
+#include "minic/passes/loop/lower_blocks.h"
+#include "minic/passes/loop/partition_loops.h"
+#include "minic/passes/loop/remove_no_ops.h"
+#include "minic/passes/loop/simplify.h"
+#include "minic/passes/loop/storage_rewrite.h"
+#include "minic/passes/loop/unroll_loops.h"
+#include "minic/passes/loop/vectorize_loops.h"
 #include "minic/support/error.h"
 
 namespace minic::loop {
 
 const std::vector<LoopPassInfo>& loop_passes() {
+  // The default loop pipeline, in order: blocks out, guards out of main loops, unrolled
+  // loops copied, arithmetic cleaned, vector loops to vector code, memory flattened and
+  // shared, leftovers removed.
   static const std::vector<LoopPassInfo> passes = {
+      {"lower-blocks", "replace blocks by plain loops, ifs and allocations", lower_blocks},
+      {"partition-loops", "cut loops with guarded tails into a guard-free main part and a rest",
+       partition_loops},
+      {"unroll-loops", "replace unrolled loops of constant extent by copies of their body",
+       unroll_loops},
+      {"simplify", "fold constants and simplify index arithmetic with the loop bounds", simplify},
+      {"vectorize-loops", "turn vectorized loops into vector expressions (ramp, broadcast)",
+       vectorize_loops},
+      {"flatten-buffers", "make every buffer one-dimensional, indexed through its strides",
+       flatten_buffers},
+      {"storage-rewrite", "let allocations of disjoint lifetimes share memory", storage_rewrite},
+      {"remove-no-ops", "remove statements that do nothing", remove_no_ops},
   };
   return passes;
 }

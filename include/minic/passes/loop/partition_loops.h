@@ -1,0 +1,31 @@
+// partition-loops: a loop whose body is guarded by a condition on the loop variable is cut
+// in two: a main part where the guard always holds, without it, and the rest, with it.
+//
+// Course module 3. Splitting a loop of 100 iterations by 32 gives 4 x 32 iterations and a
+// guard `io * 32 + ii < 100` on the block; the guard costs a compare and a branch in every
+// iteration, and stops vectorisation, although only the last outer iteration needs it.
+// This pass finds, for each loop with constant bounds (not bound to a GPU axis), the
+// guards inside its body that use its variable (if conditions and block predicates), and
+// the longest first part of its range on which the bounds of the variables prove every
+// such guard true (failing that, the longest last part). The loop becomes two loops over
+// the two ranges, each simplified under its own range (simplify.h): the guards vanish from
+// the main part, and a guard proven false in the rest removes what it guards. The parts are
+// partitioned again, so a two-level tail splits at both levels. A loop bound directly to a
+// block's iteration variable (`v = spatial(10) i`) is not cut, since the verifier requires
+// it to cover the block's domain; run lower-blocks first to cut it.
+//
+// Invariant: the same iterations run in the same order; the function still verifies.
+//
+//   before:  for io in 0..4 { for ii in 0..32 {
+//              if (io * 32 + ii < 100) { B[io * 32 + ii] = A[io * 32 + ii] } } }
+//   after:   for io in 0..3 { for ii in 0..32 { B[io * 32 + ii] = A[io * 32 + ii] } }
+//            for ii in 0..4 { B[ii + 96] = A[ii + 96] }
+#pragma once
+
+#include "minic/ir/loop/stmt.h"
+
+namespace minic::loop {
+
+PrimFunc partition_loops(PrimFunc func);
+
+}  // namespace minic::loop

@@ -1,0 +1,168 @@
+// partition-loops: loops with guarded tails → a guard-free main part and a guarded rest.
+// Course module 3 (the pass is documented in include/minic/passes/loop/partition_loops.h).
+//
+// Invariant: the same iterations run in the same order; the function verifies.
+//
+// Algorithm, one IRMutator walk from the outside in, for a loop `for v in lo..hi` with
+// constant bounds, not thread-bound:
+//   1. Collect the guards of its body that use v: if conditions and block predicates, each
+//      with the ranges of the constant loops between the loop and the guard. A loop that
+//      some block binds an iteration variable to directly (`v = spatial(10) i`) is not
+//      cut: the verifier requires such a loop to cover the block's whole domain.
+//   2. Binary search the largest p in [lo, hi] such that, with v in [lo, p - 1], simplify
+//      proves every guard true. Proofs only get easier on a smaller range, so "proven on
+//      [lo, p - 1]" is monotone in p and the search is exact. If p is lo, search instead
+//      the smallest q such that the guards are proven on [q, hi - 1] (a guard at the start,
+//      as padding makes).
+//   3. If a cut c in (lo, hi) was found: the loop becomes `for v in lo..c` then
+//      `for v in c..hi`, the pair simplified under the ranges around it (which removes the
+//      proven guards, and the loops of one iteration), and the walk goes on inside the
+//      result, which partitions the inner loops of the rest. Each cut shortens a loop, so
+//      the walk ends.
+//   4. Otherwise the walk goes on into the body, with v in [lo, hi - 1].
+//
+//   for i in 0..10 { if (i >= 1) { A[i] = A[i - 1] } }
+//   →  for i in 1..10 { A[i] = A[i - 1] }     (the rest, i in 0..1, guards nothing true)
+#include "minic/passes/loop/partition_loops.h"
+
+#include "minic/ir/loop/analysis.h"
+#include "minic/ir/loop/visitor.h"
+#include "minic/passes/loop/simplify.h"
+
+namespace minic::loop {
+namespace {
+
+// A condition on the loop variable, and the ranges of the loops between it and the loop.
+struct Guard {
+  Expr condition;
+  VarBounds inner;
+};
+
+class GuardCollector : public IRVisitor {
+ public:
+  explicit GuardCollector(const Var* var) : var_(var) {}
+  std::vector<Guard> guards;
+  // True if some block binds an iteration variable to the loop variable itself.
+  bool bound_directly = false;
+
+  void visit_For(const For* node) override {
+    std::optional<int64_t> min = as_const_int(node->min);
+    std::optional<int64_t> extent = as_const_int(node->extent);
+    const Var* var = node->var.as<Var>();
+    if (min && extent && *extent >= 1) inner_[var] = {*min, *min + *extent - 1};
+    visit(node->body);
+    inner_.erase(var);
+  }
+
+  void visit_IfThenElse(const IfThenElse* node) override {
+    add(node->condition);
+    IRVisitor::visit_IfThenElse(node);
+  }
+
+  void visit_Block(const Block* node) override {
+    for (const IterVar& iter : node->iter_vars) {
+      bound_directly = bound_directly || iter.binding.as<Var>() == var_;
+    }
+    if (node->predicate) add(node->predicate);
+    IRVisitor::visit_Block(node);
+  }
+
+ private:
+  void add(const Expr& condition) {
+    if (uses_var(condition, var_)) guards.push_back({condition, inner_});
+  }
+
+  const Var* var_;
+  VarBounds inner_;
+};
+
+bool is_true(const Expr& expr) {
+  const IntImm* imm = expr.as<IntImm>();
+  return imm && expr.type() == DataType::boolean() && imm->value != 0;
+}
+
+class Partitioner : public IRMutator {
+ public:
+  Stmt mutate_For(const For* node, const Stmt& self) override {
+    std::optional<int64_t> lo = as_const_int(node->min);
+    std::optional<int64_t> extent = as_const_int(node->extent);
+    if (!lo || !extent || *extent < 1 || node->for_kind == ForKind::thread_binding) {
+      return IRMutator::mutate_For(node, self);
+    }
+    const Var* var = node->var.as<Var>();
+    int64_t hi = *lo + *extent;
+    GuardCollector collector(var);
+    collector.visit(node->body);
+    // A loop that is a block's binding must cover the block's whole domain (a rule of the
+    // verifier), so it is not cut; after lower-blocks it may be.
+    std::optional<int64_t> cut = collector.bound_directly
+                                     ? std::nullopt
+                                     : find_cut(collector.guards, var, *lo, hi);
+    if (!cut) {
+      bounds_[var] = {*lo, hi - 1};
+      Stmt result = IRMutator::mutate_For(node, self);
+      bounds_.erase(var);
+      return result;
+    }
+    auto part = [&](int64_t begin, int64_t end) {
+      return For::make(node->var, IntImm::make(begin), IntImm::make(end - begin), node->for_kind,
+                       node->body, node->thread_axis, node->annotations);
+    };
+    Stmt parts = Seq::make({part(*lo, *cut), part(*cut, hi)});
+    return mutate(simplify_stmt(parts, bounds_));
+  }
+
+ private:
+  // True if simplify proves every guard with v in [first, last].
+  bool proven(const std::vector<Guard>& guards, const Var* var, int64_t first, int64_t last) {
+    for (const Guard& guard : guards) {
+      VarBounds bounds = bounds_;
+      for (const auto& [inner, range] : guard.inner) bounds[inner] = range;
+      bounds[var] = {first, last};
+      if (!is_true(simplify_expr(guard.condition, bounds))) return false;
+    }
+    return true;
+  }
+
+  // Where to cut [lo, hi): the end of the longest proven prefix, else the start of the
+  // longest proven suffix; nullopt if neither is a proper part of the range.
+  std::optional<int64_t> find_cut(const std::vector<Guard>& guards, const Var* var, int64_t lo,
+                                  int64_t hi) {
+    if (guards.empty()) return std::nullopt;
+    int64_t low = lo;  // [lo, low - 1] is proven (empty at first)
+    int64_t high = hi;
+    while (low < high) {
+      int64_t middle = low + (high - low + 1) / 2;
+      if (proven(guards, var, lo, middle - 1)) {
+        low = middle;
+      } else {
+        high = middle - 1;
+      }
+    }
+    if (low > lo && low < hi) return low;
+    if (low == hi) return std::nullopt;  // proven everywhere: simplify's business
+    low = lo;
+    high = hi;  // [high, hi - 1] is proven (empty at first)
+    while (low < high) {
+      int64_t middle = low + (high - low) / 2;
+      if (proven(guards, var, middle, hi - 1)) {
+        high = middle;
+      } else {
+        low = middle + 1;
+      }
+    }
+    if (high > lo && high < hi) return high;
+    return std::nullopt;
+  }
+
+  VarBounds bounds_;
+};
+
+}  // namespace
+
+PrimFunc partition_loops(PrimFunc func) {
+  func.body = Partitioner().mutate(func.body);
+  return func;
+}
+
+}  // namespace minic::loop

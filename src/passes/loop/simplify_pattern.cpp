@@ -1,0 +1,76 @@
+// Matching patterns against expressions, and building replacements. Course module 3
+// (patterns are described in simplify_pattern.h).
+#include "simplify_pattern.h"
+
+#include "pass_util.h"
+
+#include <cmath>
+
+namespace minic::loop::simplify_rules {
+namespace {
+
+bool bind(int slot, const Expr& expr, Match& m) {
+  if (!m.slots[slot]) {
+    m.slots[slot] = expr;
+    return true;
+  }
+  return pass_util::equal_exprs(m.slots[slot], expr);
+}
+
+Expr literal(const Pattern& pattern, DataType type) {
+  if (pattern.form == Pattern::Form::boolean) {
+    return IntImm::make(pattern.number, DataType::boolean());
+  }
+  if (is_float(type.dtype)) return FloatImm::make(static_cast<double>(pattern.number), type);
+  return IntImm::make(pattern.number, type);
+}
+
+}  // namespace
+
+bool match(const Pattern& pattern, const Expr& expr, Match& m) {
+  switch (pattern.form) {
+    case Pattern::Form::any: return bind(pattern.slot, expr, m);
+    case Pattern::Form::immediate:
+      return (expr.as<IntImm>() || expr.as<FloatImm>()) && bind(pattern.slot, expr, m);
+    case Pattern::Form::number: {
+      if (const FloatImm* imm = expr.as<FloatImm>()) {
+        double value = static_cast<double>(pattern.number);
+        return imm->value == value && std::signbit(imm->value) == std::signbit(value);
+      }
+      const IntImm* imm = expr.as<IntImm>();
+      return imm && expr.type().dtype != DType::boolean && imm->value == pattern.number;
+    }
+    case Pattern::Form::boolean: {
+      const IntImm* imm = expr.as<IntImm>();
+      return imm && expr.type() == DataType::boolean() && imm->value == pattern.number;
+    }
+    case Pattern::Form::node: {
+      if (expr.kind() != pattern.kind) return false;
+      std::vector<Expr> operands = pass_util::operands_of(expr);
+      for (size_t i = 0; i < operands.size(); ++i) {
+        if (!match(pattern.operands[i], operands[i], m)) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+Expr build(const Pattern& pattern, const Match& m, DataType type) {
+  if (pattern.is_literal()) return literal(pattern, type);
+  if (pattern.form != Pattern::Form::node) return m[pattern];
+  std::vector<Expr> operands(pattern.operands.size());
+  DataType beside = type;
+  size_t first_value = pattern.kind == ExprKind::Select ? 1 : 0;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (pattern.operands[i].is_literal()) continue;
+    operands[i] = build(pattern.operands[i], m, type);
+    if (i >= first_value) beside = operands[i].type();
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!operands[i]) operands[i] = literal(pattern.operands[i], beside);
+  }
+  return pass_util::make_operator(pattern.kind, operands);
+}
+
+}  // namespace minic::loop::simplify_rules

@@ -1,0 +1,333 @@
+// vectorize-loops: vectorized loops of constant extent → Ramp/Broadcast vector code.
+//
+// Course module 3. What the pass does and when it leaves a loop alone is in
+// include/minic/passes/loop/vectorize_loops.h.
+//
+// Invariant: the function computes what it computed before, on every input (the lanes of
+// a rewritten loop never depend on each other, so running them at once is running them in
+// order); every vectorized loop left is one the body did not allow.
+//
+// For each vectorized loop `for v in min..+N`, innermost first:
+//   1. inline the blocks of its body (BlockInliner): iteration variables become their
+//      bindings, a predicate and an init become ifs;
+//   2. widen the body (Widener): v becomes ramp(min, 1, N); an expression that does not
+//      use v stays as it is; one that does becomes N lanes, with affine index arithmetic
+//      kept as a Ramp (ramp(b, s) + x = ramp(b + x, s), ramp(b, s) * x = ramp(b * x, s * x));
+//      anything the rules in the header forbid makes the widening fail;
+//   3. check that the lanes are independent (LaneCheck): a buffer stored to is read only at
+//      the indices it is stored at;
+//   4. if all went well, the widened body replaces the loop; else the loop stays.
+//
+//   vectorized for j in 0..4 { B[i * 4 + j] = A[i * 4 + j] + 1.0 }
+//   →  B[ramp(i * 4, 1, 4)] = A[ramp(i * 4, 1, 4)] + broadcast(1.0, 4)
+#include "minic/passes/loop/vectorize_loops.h"
+
+#include "minic/ir/loop/analysis.h"
+#include "minic/ir/loop/printer.h"
+#include "minic/ir/loop/visitor.h"
+
+#include <map>
+
+namespace minic::loop {
+
+namespace {
+
+// Wider than this a loop stays a loop: LLVM's vectoriser picks the width then.
+constexpr int64_t kMaxLanes = 64;
+
+// --- 1. inlining blocks ---------------------------------------------------------------------
+
+class BlockInliner : public IRMutator {
+ public:
+  bool failed = false;
+
+  Stmt mutate_Block(const Block* node, const Stmt& self) override {
+    if (!node->alloc_buffers.empty()) {
+      failed = true;
+      return self;
+    }
+    VarMap bindings;
+    Expr first_step;  // every reduction variable is 0
+    for (const IterVar& iter : node->iter_vars) {
+      bindings[iter.var.as<Var>()] = iter.binding;
+      if (iter.kind != IterKind::reduce) continue;
+      Expr is_zero = EQ::make(iter.binding, make_const(iter.binding.type(), 0));
+      first_step = first_step ? And::make(first_step, is_zero) : is_zero;
+    }
+    Stmt body = substitute(mutate(node->body), bindings);
+    if (node->init && first_step) {
+      Stmt init = substitute(mutate(node->init), bindings);
+      body = Seq::make({IfThenElse::make(first_step, init), body});
+    }
+    if (node->predicate) body = IfThenElse::make(node->predicate, body);
+    return body;
+  }
+};
+
+// --- 2. widening ----------------------------------------------------------------------------
+
+// Index arithmetic with the constants folded, so ramps read as written by hand.
+Expr fold_add(const Expr& a, const Expr& b) {
+  auto x = as_const_int(a);
+  auto y = as_const_int(b);
+  if (x && y) return IntImm::make(*x + *y);
+  if (x && *x == 0) return b;
+  if (y && *y == 0) return a;
+  return Add::make(a, b);
+}
+
+Expr fold_sub(const Expr& a, const Expr& b) {
+  auto x = as_const_int(a);
+  auto y = as_const_int(b);
+  if (x && y) return IntImm::make(*x - *y);
+  if (y && *y == 0) return a;
+  return Sub::make(a, b);
+}
+
+Expr fold_mul(const Expr& a, const Expr& b) {
+  auto x = as_const_int(a);
+  auto y = as_const_int(b);
+  if (x && y) return IntImm::make(*x * *y);
+  if ((x && *x == 0) || (y && *y == 0)) return IntImm::make(0);
+  if (x && *x == 1) return b;
+  if (y && *y == 1) return a;
+  return Mul::make(a, b);
+}
+
+Expr make_binary(ExprKind kind, const Expr& a, const Expr& b) {
+  switch (kind) {
+#define MINIC_BINARY_CASE(Node) \
+  case ExprKind::Node:          \
+    return Node::make(a, b);
+    MINIC_BINARY_CASE(Add) MINIC_BINARY_CASE(Sub) MINIC_BINARY_CASE(Mul)
+    MINIC_BINARY_CASE(Div) MINIC_BINARY_CASE(Mod) MINIC_BINARY_CASE(FloorDiv)
+    MINIC_BINARY_CASE(FloorMod) MINIC_BINARY_CASE(Min) MINIC_BINARY_CASE(Max)
+    MINIC_BINARY_CASE(EQ) MINIC_BINARY_CASE(NE) MINIC_BINARY_CASE(LT) MINIC_BINARY_CASE(LE)
+    MINIC_BINARY_CASE(GT) MINIC_BINARY_CASE(GE) MINIC_BINARY_CASE(And) MINIC_BINARY_CASE(Or)
+#undef MINIC_BINARY_CASE
+    default:
+      return Expr();
+  }
+}
+
+// The operands of a binary node (is_binary(expr.kind())).
+std::pair<Expr, Expr> binary_operands(const Expr& expr) {
+  switch (expr.kind()) {
+#define MINIC_BINARY_CASE(Node) \
+  case ExprKind::Node:          \
+    return {expr.as<Node>()->a, expr.as<Node>()->b};
+    MINIC_BINARY_CASE(Add) MINIC_BINARY_CASE(Sub) MINIC_BINARY_CASE(Mul)
+    MINIC_BINARY_CASE(Div) MINIC_BINARY_CASE(Mod) MINIC_BINARY_CASE(FloorDiv)
+    MINIC_BINARY_CASE(FloorMod) MINIC_BINARY_CASE(Min) MINIC_BINARY_CASE(Max)
+    MINIC_BINARY_CASE(EQ) MINIC_BINARY_CASE(NE) MINIC_BINARY_CASE(LT) MINIC_BINARY_CASE(LE)
+    MINIC_BINARY_CASE(GT) MINIC_BINARY_CASE(GE) MINIC_BINARY_CASE(And) MINIC_BINARY_CASE(Or)
+#undef MINIC_BINARY_CASE
+    default:
+      return {};
+  }
+}
+
+bool reads_memory(const Expr& expr) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visit_Load(const Load*) override { found = true; }
+  } finder;
+  finder.visit(expr);
+  return finder.found;
+}
+
+class Widener {
+ public:
+  Widener(const Var* var, const Expr& min, int lanes)
+      : var_(var), ramp_(Ramp::make(min, IntImm::make(1), lanes)), lanes_(lanes) {}
+
+  bool failed = false;
+
+  Expr widen(const Expr& expr) {
+    if (failed || !uses_var(expr, var_)) return expr;
+    if (expr.as<Var>()) return ramp_;
+    if (const Not* node = expr.as<Not>()) return guard(Not::make(widen(node->a)));
+    if (const Select* node = expr.as<Select>()) return widen_select(node);
+    if (const Cast* node = expr.as<Cast>()) {
+      return guard(Cast::make(node->type.with_lanes(lanes_), vector(widen(node->value))));
+    }
+    if (const Load* node = expr.as<Load>()) {
+      std::vector<Expr> indices = widen_indices(node->indices);
+      return failed ? Expr() : Load::make(node->buffer, indices);
+    }
+    if (const Call* node = expr.as<Call>()) {
+      std::vector<Expr> args;
+      for (const Expr& arg : node->args) args.push_back(vector(widen(arg)));
+      return guard(Call::make(node->type.with_lanes(lanes_), node->name, args));
+    }
+    if (is_binary(expr.kind())) return widen_binary(expr);
+    return give_up();  // a Ramp or Broadcast of the loop variable: already vector code
+  }
+
+  Stmt widen(const Stmt& stmt) {
+    if (failed) return stmt;
+    if (const Store* node = stmt.as<Store>()) {
+      std::vector<Expr> indices = widen_indices(node->indices);
+      bool distinct_lanes = false;
+      for (const Expr& index : indices) {
+        const Ramp* ramp = index.as<Ramp>();
+        auto stride = ramp ? as_const_int(ramp->stride) : std::nullopt;
+        if (stride && *stride != 0) distinct_lanes = true;
+      }
+      // Lanes writing one element, or a store the loop repeats unchanged: not lane-parallel.
+      if (!distinct_lanes) failed = true;
+      Expr value = vector(widen(node->value));
+      return failed ? stmt : Store::make(node->buffer, indices, value);
+    }
+    if (const Seq* node = stmt.as<Seq>()) {
+      std::vector<Stmt> stmts;
+      for (const Stmt& inner : node->stmts) stmts.push_back(widen(inner));
+      return Seq::make(stmts);
+    }
+    if (const IfThenElse* node = stmt.as<IfThenElse>()) {
+      if (uses_var(node->condition, var_)) failed = true;
+      Stmt then_case = widen(node->then_case);
+      Stmt else_case = node->else_case ? widen(node->else_case) : Stmt();
+      return failed ? stmt : IfThenElse::make(node->condition, then_case, else_case);
+    }
+    failed = true;  // loops, allocations, evaluates
+    return stmt;
+  }
+
+ private:
+  Expr give_up() {
+    failed = true;
+    return Expr();
+  }
+  Expr guard(Expr expr) { return failed ? Expr() : expr; }
+  Expr vector(const Expr& expr) {
+    if (failed || expr.type().lanes > 1) return expr;
+    return Broadcast::make(expr, lanes_);
+  }
+
+  // Indices that depend on the loop must come out affine (a Ramp).
+  std::vector<Expr> widen_indices(const std::vector<Expr>& indices) {
+    std::vector<Expr> result;
+    for (const Expr& index : indices) {
+      Expr widened = widen(index);
+      if (failed) return {};
+      if (widened.type().lanes > 1 && !widened.as<Ramp>()) give_up();
+      result.push_back(widened);
+    }
+    return result;
+  }
+
+  Expr widen_select(const Select* node) {
+    Expr condition = widen(node->condition);
+    if (failed) return Expr();
+    // A vector select evaluates both operands in every lane: a load it guarded might then
+    // read outside its buffer.
+    if (condition.type().lanes > 1 &&
+        (reads_memory(node->true_value) || reads_memory(node->false_value))) {
+      return give_up();
+    }
+    Expr true_value = vector(widen(node->true_value));
+    Expr false_value = vector(widen(node->false_value));
+    return guard(Select::make(condition, true_value, false_value));
+  }
+
+  Expr widen_binary(const Expr& expr) {
+    auto [left, right] = binary_operands(expr);
+    Expr a = widen(left);
+    Expr b = widen(right);
+    if (failed) return Expr();
+    ExprKind kind = expr.kind();
+    bool index_arithmetic = a.type().dtype == DType::i64 &&
+                            (kind == ExprKind::Add || kind == ExprKind::Sub ||
+                             kind == ExprKind::Mul);
+    // Affine forms: a scalar x is ramp(x, 0).
+    const Ramp* ramp_a = a.as<Ramp>();
+    const Ramp* ramp_b = b.as<Ramp>();
+    bool affine_a = ramp_a || a.type().lanes == 1;
+    bool affine_b = ramp_b || b.type().lanes == 1;
+    if (index_arithmetic && affine_a && affine_b) {
+      Expr base_a = ramp_a ? ramp_a->base : a;
+      Expr base_b = ramp_b ? ramp_b->base : b;
+      Expr stride_a = ramp_a ? ramp_a->stride : IntImm::make(0);
+      Expr stride_b = ramp_b ? ramp_b->stride : IntImm::make(0);
+      if (kind == ExprKind::Add) {
+        return Ramp::make(fold_add(base_a, base_b), fold_add(stride_a, stride_b), lanes_);
+      }
+      if (kind == ExprKind::Sub) {
+        return Ramp::make(fold_sub(base_a, base_b), fold_sub(stride_a, stride_b), lanes_);
+      }
+      if (!ramp_a || !ramp_b) {  // Mul by a scalar
+        Expr factor = ramp_a ? b : a;
+        const Ramp* ramp = ramp_a ? ramp_a : ramp_b;
+        return Ramp::make(fold_mul(ramp->base, factor), fold_mul(ramp->stride, factor), lanes_);
+      }
+    }
+    return make_binary(kind, vector(a), vector(b));
+  }
+
+  const Var* var_;
+  Expr ramp_;
+  int lanes_;
+};
+
+// --- 3. independent lanes -------------------------------------------------------------------
+
+// True if every buffer the statement stores to is stored and loaded at one list of indices
+// only: then lane k touches only its own elements of it, whatever the other lanes do.
+bool lanes_independent(const Stmt& stmt) {
+  struct Accesses : IRVisitor {
+    std::map<const BufferNode*, std::vector<std::string>> stored;
+    std::vector<std::pair<const BufferNode*, std::vector<std::string>>> loaded;
+    static std::vector<std::string> text(const std::vector<Expr>& indices) {
+      std::vector<std::string> result;
+      for (const Expr& index : indices) result.push_back(print_expr(index));
+      return result;
+    }
+    bool conflict = false;
+    void visit_Store(const Store* node) override {
+      auto [it, inserted] = stored.emplace(node->buffer.get(), text(node->indices));
+      if (!inserted && it->second != text(node->indices)) conflict = true;
+      IRVisitor::visit_Store(node);
+    }
+    void visit_Load(const Load* node) override {
+      loaded.emplace_back(node->buffer.get(), text(node->indices));
+      IRVisitor::visit_Load(node);
+    }
+  } accesses;
+  accesses.visit(stmt);
+  if (accesses.conflict) return false;
+  for (const auto& [buffer, indices] : accesses.loaded) {
+    auto it = accesses.stored.find(buffer);
+    if (it != accesses.stored.end() && it->second != indices) return false;
+  }
+  return true;
+}
+
+// --- 4. the pass ----------------------------------------------------------------------------
+
+class VectorizeLoops : public IRMutator {
+ public:
+  Stmt mutate_For(const For* node, const Stmt& self) override {
+    Stmt mutated = IRMutator::mutate_For(node, self);  // inner loops first
+    const For* loop = mutated.as<For>();
+    if (loop->for_kind != ForKind::vectorized) return mutated;
+    std::optional<int64_t> extent = as_const_int(loop->extent);
+    if (!extent || *extent < 2 || *extent > kMaxLanes) return mutated;
+    BlockInliner inliner;
+    Stmt body = inliner.mutate(loop->body);
+    if (inliner.failed) return mutated;
+    Widener widener(loop->var.as<Var>(), loop->min, static_cast<int>(*extent));
+    Stmt widened = widener.widen(body);
+    if (widener.failed || !lanes_independent(widened)) return mutated;
+    return widened;
+  }
+};
+
+}  // namespace
+
+PrimFunc vectorize_loops(PrimFunc func) {
+  func.body = VectorizeLoops().mutate(func.body);
+  return func;
+}
+
+}  // namespace minic::loop
