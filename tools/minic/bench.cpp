@@ -1,7 +1,7 @@
 // `minic bench MODEL`: how long a model takes to run, measured many times. Course module 8.
 //
-// Steps: import the model and run the graph passes, timing both (the compile time, which
-// will include code generation once a compiled backend exists); fill the inputs not given
+// Steps: import the model, run the graph passes and (for the llvm backend) compile it,
+// timing both (the compile time); fill the inputs not given
 // with random numbers; run it --warmup times untimed, then --repeat times, timing each run
 // alone with a monotonic clock; print the median, mean, min, p90 and p99 latency, the
 // configuration and the process's peak resident memory, and with --json write all of it,
@@ -11,13 +11,13 @@
 // processes, page faults, frequency changes), so the median and the min say more about
 // the code than the mean does; p90/p99 show how long the tail is. Percentiles interpolate
 // linearly between the sorted samples (numpy's default), so p50 equals the median.
+#include "backend.h"
 #include "commands.h"
 #include "graph_input.h"
 #include "run_inputs.h"
 
 #include "minic/frontend/onnx.h"
 #include "minic/passes/pass_manager.h"
-#include "minic/runtime/interpreter.h"
 #include "minic/runtime/tensor_io.h"
 #include "minic/support/error.h"
 #include "minic/support/file.h"
@@ -33,24 +33,23 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 namespace minic::cli {
 namespace {
 
 struct BenchOptions {
   std::string model;
-  std::string backend = "interp";
+  std::string backend = "llvm";
   std::string passes = "default";
   std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
   std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
   int warmup = 2;
   int repeat = 10;
-  int threads = 1;
+  int threads = 0;  // 0: every core
   uint64_t seed = 0;
   std::string json_file;
 };
-
-const std::vector<std::string> kBackends = {"interp"};
 
 struct LatencyStats {
   double median = 0, mean = 0, min = 0, max = 0, p90 = 0, p99 = 0;
@@ -98,11 +97,16 @@ double peak_rss_mb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 
-// What the backend does with --threads, in words for the configuration table.
+// The number of threads the backend runs on, and a note for the configuration table.
+int threads_used(const BenchOptions& options) {
+  if (options.backend == "interp") return 1;
+  return options.threads > 0 ? options.threads
+                             : static_cast<int>(std::thread::hardware_concurrency());
+}
+
 std::string threads_note(const BenchOptions& options) {
-  if (options.threads == 1) return "1 (the interpreter is single-threaded)";
-  return fmt::format("{} requested; the interpreter is single-threaded and uses 1",
-                     options.threads);
+  if (options.backend == "interp") return "1 (the interpreter is single-threaded)";
+  return fmt::format("{}{}", threads_used(options), options.threads == 0 ? " (every core)" : "");
 }
 
 void check_options(const BenchOptions& options) {
@@ -116,7 +120,7 @@ void check_options(const BenchOptions& options) {
   }
   if (options.warmup < 0) fail("--warmup {}: must be 0 or more", options.warmup);
   if (options.repeat < 1) fail("--repeat {}: must be 1 or more", options.repeat);
-  if (options.threads < 1) fail("--threads {}: must be 1 or more", options.threads);
+  if (options.threads < 0) fail("--threads {}: must be 0 (every core) or more", options.threads);
 }
 
 nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& graph,
@@ -127,8 +131,7 @@ nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& grap
   json["model"] = options.model;
   json["backend"] = options.backend;
   json["passes"] = options.passes;
-  json["threads"] = options.threads;
-  json["threads_used"] = 1;  // the interpreter runs on the calling thread
+  json["threads"] = threads_used(options);
   json["warmup"] = options.warmup;
   json["repeat"] = options.repeat;
   json["seed"] = options.seed;
@@ -169,42 +172,42 @@ int bench_model(const BenchOptions& options) {
                          import_options.input_shapes);
   Graph graph = import_onnx(options.model, import_options);
   double import_ms = milliseconds_since(import_start) - read_ms;
-  auto passes_start = std::chrono::steady_clock::now();
+  auto prepare_start = std::chrono::steady_clock::now();
   std::vector<std::string> passes = parse_pass_list(options.passes);
-  run_passes(graph, passes);
-  double passes_ms = milliseconds_since(passes_start);
+  PreparedModel model(std::move(graph), BackendOptions{options.backend, passes, options.threads});
+  double passes_ms = milliseconds_since(prepare_start);
 
   std::mt19937_64 random(options.seed);
   std::vector<Tensor> inputs;
-  for (const Value* input : graph.inputs()) {
+  for (const Value* input : model.graph().inputs()) {
     auto given = import_options.known_inputs.find(input->name);
     inputs.push_back(given != import_options.known_inputs.end()
                          ? given->second
                          : fill_tensor(input->type, Fill::random, random));
   }
 
-  for (int i = 0; i < options.warmup; ++i) interpret(graph, inputs);
+  for (int i = 0; i < options.warmup; ++i) model.run(inputs);
   std::vector<double> samples;
   for (int i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    std::vector<Tensor> outputs = interpret(graph, inputs);
+    std::vector<Tensor> outputs = model.run(inputs);
     samples.push_back(milliseconds_since(start));
   }
   LatencyStats stats = summarize(samples);
   double rss_mb = peak_rss_mb();
 
   fmt::print("bench {}\n", options.model);
-  fmt::print("  backend  {} (reference interpreter)\n", options.backend);
+  fmt::print("  backend  {}\n", model.describe());
   fmt::print("  passes   {} ({} passes)\n", options.passes, passes.size());
   fmt::print("  threads  {}\n", threads_note(options));
   fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
              options.seed);
-  for (const Value* input : graph.inputs()) {
+  for (const Value* input : model.graph().inputs()) {
     bool given = import_options.known_inputs.count(input->name) != 0;
     fmt::print("  input    {}: {} ({})\n", input->name, type_string(input->type),
                given ? "given" : "random");
   }
-  fmt::print("compile    {:.3f} ms (import {:.3f} ms, passes {:.3f} ms)\n",
+  fmt::print("compile    {:.3f} ms (import {:.3f} ms, passes and code generation {:.3f} ms)\n",
              import_ms + passes_ms, import_ms, passes_ms);
   fmt::print("latency ms {:>10} {:>10} {:>10} {:>10} {:>10}\n", "median", "mean", "min", "p90",
              "p99");
@@ -214,7 +217,7 @@ int bench_model(const BenchOptions& options) {
 
   if (!options.json_file.empty()) {
     nlohmann::ordered_json json =
-        bench_json(options, graph, import_ms, passes_ms, samples, stats, rss_mb);
+        bench_json(options, model.graph(), import_ms, passes_ms, samples, stats, rss_mb);
     write_file(options.json_file, json.dump(2) + "\n");
     fmt::print("wrote {}\n", options.json_file);
   }
@@ -228,8 +231,12 @@ Command add_bench_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "bench", "Time a model: median, mean, min, p90 and p99 latency over repeated runs");
   command->add_option("model", options->model, "The ONNX model file")->required();
-  command->add_option("--backend", options->backend, "How to run it (available: interp)")
-      ->capture_default_str();
+  command
+      ->add_option("--backend", options->backend,
+                   "How to run it: llvm (compiled to native code) or interp (the reference "
+                   "interpreter)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(kBackends));
   command->add_option("--passes", options->passes,
                       "Graph passes to run before timing: 'default', 'none' or a "
                       "comma-separated list (their time counts as compile time)")
@@ -238,7 +245,7 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--repeat", options->repeat, "Timed runs")->capture_default_str();
   command->add_option("--threads", options->threads,
-                      "Threads to run on (recorded; the interpreter uses one)")
+                      "Threads for parallel loops (llvm); 0: every core")
       ->capture_default_str();
   command
       ->add_option("--input", options->inputs,

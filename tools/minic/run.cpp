@@ -7,6 +7,7 @@
 // still open; run the chosen backend, timing it; print each output; write them with
 // --output-dir; compare them with --compare. Exit 1 if a comparison fails.
 #include "commands.h"
+#include "backend.h"
 #include "graph_input.h"
 #include "run_inputs.h"
 
@@ -28,8 +29,11 @@ namespace {
 
 struct RunOptions {
   std::string model;
-  std::string backend = "interp";
-  std::string passes = "none";            // graph passes before running: "default", "a,b"
+  std::string backend = "llvm";
+  std::string passes;                     // graph passes: "none", "default", "a,b"; empty:
+                                          // the backend's choice (passes_for)
+  int threads = 0;                        // 0: every core
+  bool profile = false;
   std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
   std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
   std::string fill = "random";            // "random", "zeros" or "ones"
@@ -39,18 +43,30 @@ struct RunOptions {
   Tolerance tolerance{1e-3, 1e-5};
 };
 
-const std::vector<std::string> kBackends = {"interp"};
 constexpr int kValuesShown = 6;
 
-// Runs the graph on the chosen backend (one of kBackends); returns the outputs and the
-// time in milliseconds.
-std::vector<Tensor> run_backend(const Graph& graph, const std::vector<Tensor>& inputs,
-                                const std::string& backend, double& milliseconds) {
-  auto start = std::chrono::steady_clock::now();
-  std::vector<Tensor> outputs = interpret(graph, inputs);
-  auto stop = std::chrono::steady_clock::now();
-  milliseconds = std::chrono::duration<double, std::milli>(stop - start).count();
-  return outputs;
+// The graph passes a backend runs when --passes is not given: the compiler needs the
+// default pipeline (its fusion decides the kernels); the interpreter runs the model as
+// imported.
+std::vector<std::string> passes_for(const RunOptions& options) {
+  if (!options.passes.empty()) return parse_pass_list(options.passes);
+  return parse_pass_list(options.backend == "interp" ? "none" : "default");
+}
+
+// Prints the time of every step, slowest first, and the totals per op.
+void print_profile(const std::vector<runtime::StepProfile>& profile) {
+  std::vector<runtime::StepProfile> steps = profile;
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const auto& a, const auto& b) { return a.milliseconds > b.milliseconds; });
+  double total = 0;
+  for (const auto& step : steps) total += step.milliseconds;
+  fmt::print("profile: {} steps, {:.3f} ms in kernels\n", steps.size(), total);
+  fmt::print("  {:>9} {:>6}  {:<9} {:<10} {}\n", "ms", "%", "how", "op", "kernel");
+  for (const auto& step : steps) {
+    fmt::print("  {:>9.3f} {:>5.1f}%  {:<9} {:<10} {}\n", step.milliseconds,
+               total > 0 ? 100 * step.milliseconds / total : 0.0,
+               step.compiled ? "compiled" : "reference", step.op, step.kernel);
+  }
 }
 
 // Prints one line per output and a summary; returns true if every output matches.
@@ -87,8 +103,10 @@ int run_model(const RunOptions& options) {
   import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
   check_inputs_are_sized(summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
-  Graph graph = import_onnx(options.model, import_options);
-  run_passes(graph, parse_pass_list(options.passes));
+  PreparedModel model(import_onnx(options.model, import_options),
+                      BackendOptions{options.backend, passes_for(options), options.threads});
+  const Graph& graph = model.graph();
+  fmt::print("prepared {} in {:.1f} ms; {}\n", options.model, model.compile_ms(), model.describe());
 
   // Inputs frozen into constants are no longer graph inputs; the rest are given or filled.
   const Fill fill = options.fill == "zeros" ? Fill::zeros
@@ -105,9 +123,19 @@ int run_model(const RunOptions& options) {
     }
   }
 
-  double milliseconds = 0;
-  std::vector<Tensor> outputs = run_backend(graph, inputs, options.backend, milliseconds);
+  std::vector<runtime::StepProfile> profile;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<Tensor> outputs = model.run(inputs, options.profile ? &profile : nullptr);
+  double milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   fmt::print("ran {} with {} in {:.3f} ms\n", options.model, options.backend, milliseconds);
+  if (options.profile) {
+    if (model.compiled()) {
+      print_profile(profile);
+    } else {
+      fmt::print("profile: the interpreter has no per-kernel profile; use --backend llvm\n");
+    }
+  }
   for (size_t k = 0; k < outputs.size(); ++k) {
     fmt::print("{}: {} = {}\n", graph.outputs()[k]->name, type_string(outputs[k].type()),
                preview_values(outputs[k], kValuesShown));
@@ -135,8 +163,17 @@ Command add_run_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "run", "Run a model on given or random inputs; print, save or check its outputs");
   command->add_option("model", options->model, "The ONNX model file")->required();
-  command->add_option("--backend", options->backend, "How to run it (available: interp)")
+  command
+      ->add_option("--backend", options->backend,
+                   "How to run it: llvm (compiled to native code) or interp (the reference "
+                   "interpreter)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(kBackends));
+  command->add_option("--threads", options->threads,
+                      "Threads for parallel loops (llvm); 0: every core")
       ->capture_default_str();
+  command->add_flag("--profile", options->profile,
+                    "Print the time of every kernel of the run (llvm)");
   command
       ->add_option("--input", options->inputs,
                    "An input from a .npy or TensorProto .pb file: NAME=PATH, or PATH for the "
@@ -154,9 +191,8 @@ Command add_run_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"random", "zeros", "ones"}));
   command->add_option("--passes", options->passes,
-                      "Graph passes to run before running the model: 'none' (the interpreter "
-                      "runs the model as imported), 'default', or a comma-separated list")
-      ->capture_default_str();
+                      "Graph passes to run first: 'none', 'default', or a comma-separated list "
+                      "(default: 'default' for llvm, 'none' for interp)");
   command->add_option("--seed", options->seed, "Seed for --fill random")->capture_default_str();
   command->add_option("--output-dir", options->output_dir,
                       "Write the outputs to DIR/output_K.npy, in graph-output order");

@@ -1,0 +1,87 @@
+// The LLVM CPU back end: loop IR functions → LLVM IR → O3 → native code, run in-process.
+//
+// Course module 6 (hardware back ends, the CPU part). This header is the whole of what the
+// rest of minic sees of LLVM: it names no LLVM type, so only src/codegen/llvm/ includes
+// LLVM's headers (DESIGN.md, rule 8).
+//
+// Every PrimFunc of the module becomes one C function
+//
+//   void NAME(void** args);   // args[i]: the data of parameter i, in the order of params
+//
+// an ABI as simple for the runtime's executor as for a C program that links the code
+// ahead of time. Each buffer is a plain array of its element type, laid out by its
+// strides; bools are one byte each (0 or 1). The buffers of one call must not overlap:
+// the code is compiled on that promise (LLVM's `noalias`).
+//
+// What the generated code does is what the loop IR interpreter does (interpreter.h), with
+// these differences, all of them about programs the interpreter rejects: no index is
+// checked (a load outside its buffer is undefined), an integer division by zero gives 0,
+// and allocations start with whatever the memory held. Parallel loops run on the thread
+// pool of include/minic/runtime/thread_pool.h; a parallel loop inside another runs
+// serially. GPU loops (bound to blockIdx/threadIdx) and barriers are an Error here.
+//
+//   loop::LoopModule module = loop::parse_loop_module(text, "add.mloop");
+//   std::unique_ptr<CompiledModule> compiled = compile_llvm(module, LlvmOptions{});
+//   void* args[] = {x.data(), y.data(), z.data()};
+//   compiled->find("add")(args);
+#pragma once
+
+#include "minic/ir/loop/stmt.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace minic::codegen {
+
+// How the code is generated and optimised. One struct, passed explicitly.
+struct LlvmOptions {
+  // LLVM's optimisation pipeline: 0 (none) to 3 (O3, the default).
+  int opt_level = 3;
+  // All of LLVM's fast-math flags on float arithmetic (reassociation, contraction into
+  // fma, no NaN/inf): faster reductions, results no longer bit-equal to the interpreter's.
+  bool fast_math = false;
+  // The alignment (in bytes) the code may assume for every parameter's data; 0 means the
+  // alignment of one element, which any array has.
+  int param_alignment = 0;
+  // Allocations of at most this many bytes live on the stack; larger ones on the heap.
+  int64_t max_stack_bytes = 64 * 1024;
+};
+
+// The functions of one module, compiled and ready to call. One JIT (ORC LLJIT) each;
+// destroying the CompiledModule frees the code.
+class CompiledModule {
+ public:
+  using KernelFn = void (*)(void** args);
+
+  virtual ~CompiledModule() = default;
+
+  // The entry point of the function named `name` (without the '@'); throws Error naming
+  // it if the module has no such function.
+  virtual KernelFn find(const std::string& name) const = 0;
+  // The names of the compiled functions, in module order.
+  virtual std::vector<std::string> function_names() const = 0;
+  // The optimised LLVM IR of the module, as text.
+  virtual std::string llvm_ir() const = 0;
+  // The host assembly of the module.
+  virtual std::string assembly() const = 0;
+};
+
+// Compiles every function of `module` for the host CPU. Throws Error naming the function
+// and the reason for what this back end cannot compile (GPU loops, a barrier, a
+// storage-only element type) and, as an internal error, if LLVM rejects the IR it made.
+std::unique_ptr<CompiledModule> compile_llvm(const loop::LoopModule& module,
+                                             const LlvmOptions& options);
+
+// The LLVM IR of `module` (after optimisation when options.opt_level > 0), as text: what
+// `minic ... --emit llvm` prints.
+std::string emit_llvm_text(const loop::LoopModule& module, const LlvmOptions& options);
+
+// The host assembly of `module`: what `--emit asm` prints.
+std::string emit_asm_text(const loop::LoopModule& module, const LlvmOptions& options);
+
+// A relocatable object file (ELF .o bytes) of `module` for the host, ahead of time: link
+// it with minic's runtime (for minic_parallel_for) into a program or shared library.
+std::vector<char> emit_object(const loop::LoopModule& module, const LlvmOptions& options);
+
+}  // namespace minic::codegen

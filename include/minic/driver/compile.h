@@ -1,0 +1,85 @@
+// Compiling a model: the whole pipeline as one list of calls.
+//
+// Course module 8 (putting it together). compile_model takes an imported graph to a
+// model that runs natively:
+//
+//   1. graph passes     run_passes(graph, default_pipeline())   src/passes/graph
+//   2. lowering         lower_node per kernel                   src/ops (compute rules)
+//   3. scheduling       the default CPU schedule per kernel     src/schedule/rules
+//   4. loop passes      simplify, vectorize-loops, ...          src/passes/loop
+//   5. code generation  compile_llvm on the module              src/codegen/llvm
+//   6. planning         steps, buffers, memory plan             src/driver/execution_plan.cpp
+//
+// A kernel whose ops have no compute rule runs the reference kernel of its op instead
+// (the plan says which; `minic run --profile` shows it). The driver sits at the end of
+// the pipeline and may use every area above it; nothing but the CLI, tests and
+// benchmarks uses it.
+#pragma once
+
+#include "minic/ir/graph.h"
+#include "minic/ir/loop/stmt.h"
+#include "minic/passes/pass_manager.h"
+#include "minic/runtime/executor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace minic {
+
+namespace codegen {
+class CompiledModule;
+}
+
+struct CompileOptions {
+  // Graph passes to run first, by name (none: the graph as given).
+  std::vector<std::string> graph_passes = default_pipeline();
+  // Apply the default CPU schedules (src/schedule/rules); without, kernels stay as
+  // lowered (naive loop nests).
+  bool schedule = true;
+  // LLVM: the optimisation level, and fast-math (reassociating float reductions).
+  int opt_level = 3;
+  bool fast_math = false;
+  // Threads for parallel loops: 0 means every core.
+  int threads = 0;
+};
+
+// How the compile went: what the CLI and benchmarks report.
+struct CompileStats {
+  int kernels = 0;           // steps of the plan
+  int compiled_kernels = 0;  // of which compiled (the others run reference kernels)
+  double compile_ms = 0;     // all of compile_model
+  double codegen_ms = 0;     // of which LLVM
+  std::vector<std::string> reference_ops;  // ops run by reference kernels, sorted, unique
+};
+
+class CompiledModel {
+ public:
+  CompiledModel(Graph graph, loop::LoopModule kernels,
+                std::unique_ptr<codegen::CompiledModule> code, runtime::ExecutionPlan plan,
+                CompileStats stats);
+  ~CompiledModel();
+
+  // The graph after the graph passes: its inputs and outputs are the model's.
+  const Graph& graph() const { return graph_; }
+  // The loop IR of every compiled kernel, scheduled: what --emit loops prints.
+  const loop::LoopModule& kernels() const { return kernels_; }
+  const codegen::CompiledModule& code() const { return *code_; }
+  const CompileStats& stats() const { return stats_; }
+  const runtime::ExecutionPlan& plan() const { return executor_.plan(); }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs,
+                          std::vector<runtime::StepProfile>* profile = nullptr);
+
+ private:
+  Graph graph_;
+  loop::LoopModule kernels_;
+  std::unique_ptr<codegen::CompiledModule> code_;
+  runtime::Executor executor_;
+  CompileStats stats_;
+};
+
+// Compiles `graph` (as imported, with static shapes) for this machine's CPU.
+std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& options = {});
+
+}  // namespace minic

@@ -1,0 +1,77 @@
+// A thread pool for parallel loops: plain std::threads that split a range of iterations.
+//
+// Course module 4 (multi-threading). A parallel loop `parallel for i in 0..n { body }` is
+// compiled into a function body(closure, begin, end) that runs the iterations [begin, end)
+// (src/codegen/llvm); the pool runs it on all its threads:
+//
+//   1. the range [0, n) is cut into as many chunks as the pool has threads (at most n);
+//   2. the waiting workers wake up, and they and the calling thread take chunks, one at a
+//      time, from a shared counter until none is left;
+//   3. the caller returns when every chunk has run.
+//
+// A parallel_for inside a chunk (a nested parallel loop) runs serially in the thread that
+// meets it, and so does one started while another thread's parallel_for is running: the
+// pool never waits on itself.
+//
+//   ThreadPool pool(4);
+//   pool.parallel_for(1000, [&](int64_t begin, int64_t end) {
+//     for (int64_t i = begin; i < end; ++i) out[i] = f(i);
+//   });
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace minic::runtime {
+
+class ThreadPool {
+ public:
+  using RangeFn = std::function<void(int64_t begin, int64_t end)>;
+
+  // A pool of `threads` threads in all, the caller of parallel_for being one of them (so
+  // threads - 1 workers are started). 0 means std::thread::hardware_concurrency().
+  explicit ThreadPool(int threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn over [0, n) in chunks, on every thread of the pool, and returns when all have
+  // run. An exception thrown by fn is rethrown here (the first one, after the others end).
+  void parallel_for(int64_t n, const RangeFn& fn);
+
+ private:
+  struct Job;
+  void worker_loop();
+  static void run_chunks(Job& job);
+
+  std::vector<std::thread> workers_;
+  std::mutex submit_mutex_;  // held by the one parallel_for running on the pool
+  std::mutex mutex_;         // guards job_, generation_ and stop_
+  std::condition_variable work_ready_;
+  std::shared_ptr<Job> job_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+// The pool that compiled code runs its parallel loops on. Compiled kernels reach it
+// through the C function below, so it is one pool for the process; its size is set here
+// (by the CLI's --threads), never read from the environment.
+ThreadPool& global_thread_pool();
+// Replaces the global pool by one of `threads` threads (0: hardware_concurrency). Not to be
+// called while a kernel runs.
+void set_global_thread_count(int threads);
+
+}  // namespace minic::runtime
+
+// The entry point compiled code calls for a parallel loop: runs fn(closure, begin, end)
+// over chunks of [0, n) on the global pool. The LLVM JIT resolves this symbol to this
+// function; an object file compiled ahead of time links against it.
+extern "C" void minic_parallel_for(void (*fn)(void* closure, int64_t begin, int64_t end),
+                                   void* closure, int64_t n);

@@ -1,0 +1,22 @@
+// Default schedules: what each kernel gets when nothing was tuned for it.
+//
+// Course module 4. The rules (src/schedule/rules/) look at a lowered kernel's blocks --
+// which iteration variables are spatial, which reduce, which buffers they read -- and apply
+// schedule primitives (primitives.h) that are sound for any shape: parallel outer loops,
+// vectorised inner loops, and, for GEMM-like and convolution kernels, multi-level tiling
+// with an accumulator in local memory. Every rule goes through a Schedule, so the result
+// is also a trace, printable and replayable like a tuned one.
+#pragma once
+
+#include "minic/ir/loop/stmt.h"
+#include "minic/schedule/trace.h"
+
+namespace minic::schedule {
+
+// The kernel with its default CPU schedule applied.
+loop::PrimFunc default_cpu_schedule(loop::PrimFunc func);
+
+// The trace default_cpu_schedule applies to `func` (empty when no rule applies).
+Trace default_cpu_trace(const loop::PrimFunc& func);
+
+}  // namespace minic::schedule

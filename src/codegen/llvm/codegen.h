@@ -1,0 +1,130 @@
+// Loop IR → LLVM IR: the emitter shared by the files of src/codegen/llvm (internal).
+//
+// Course module 6. One CodeGen emits the functions of one loop IR module into one LLVM
+// module. Its work is split by concept, one file each:
+//   codegen_func.cpp   functions: the `void NAME(void** args)` entry and the body function
+//                      with noalias buffer parameters; parallel loops outlined into
+//                      functions the thread pool runs; storage for allocations; loops
+//   codegen_stmt.cpp   statements: For, Block, Store, Allocate, Seq, IfThenElse, Evaluate
+//   codegen_expr.cpp   expressions, buffer addressing, vector loads/stores, gathers
+//   codegen_math.cpp   the math intrinsics (exp, tanh, sigmoid, erf as vectorisable code)
+// target.cpp makes the host TargetMachine and runs LLVM's O3 pipeline; jit.cpp runs the
+// result with ORC LLJIT.
+//
+// The emitter keeps two maps while it walks a function: each loop IR variable in scope to
+// its LLVM value (a loop's phi, a block's binding, a parameter of an outlined function),
+// and each buffer in scope to a pointer to its first element.
+#pragma once
+
+#include "minic/codegen/llvm.h"
+#include "minic/ir/loop/stmt.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace minic::codegen::llvm_backend {
+
+// Where the code will run: the CPU name and its feature string ("+avx512f,..."), put on
+// every function so that O3 and the code generator see the same machine.
+struct HostTarget {
+  std::string cpu;
+  std::string features;
+};
+
+class CodeGen {
+ public:
+  CodeGen(llvm::Module& module, const LlvmOptions& options, HostTarget target);
+
+  // Emits `func` as `void NAME(void** args)` and verifies what it emitted (llvm::
+  // verifyFunction); throws Error for what this back end cannot compile.
+  void emit_func(const loop::PrimFunc& func);
+
+  // --- expressions (codegen_expr.cpp) ---
+  llvm::Value* emit(const loop::Expr& expr);
+
+  // --- statements (codegen_stmt.cpp) ---
+  void emit(const loop::Stmt& stmt);
+
+ private:
+  // codegen_expr.cpp
+  llvm::Value* emit_binary(const loop::Expr& expr, const loop::Expr& a, const loop::Expr& b);
+  llvm::Value* emit_integer_division(loop::ExprKind kind, DType dtype, llvm::Value* a,
+                                     llvm::Value* b, const loop::Expr& divisor);
+  llvm::Value* emit_select(const loop::Select* node);
+  llvm::Value* emit_cast(const loop::Cast* node);
+  // Where an access reads or writes: one pointer for a scalar or a run of consecutive
+  // elements, or a vector of pointers (one a lane) for a gather or scatter.
+  struct Address {
+    llvm::Value* pointer = nullptr;
+    llvm::Value* lane_pointers = nullptr;
+  };
+  Address emit_address(const loop::Buffer& buffer, const std::vector<loop::Expr>& indices,
+                       int lanes);
+  llvm::Value* emit_load(const loop::Load* node);
+  void emit_store(const loop::Store* node);
+  // codegen_math.cpp
+  llvm::Value* emit_call(const loop::Call* node);
+  llvm::Value* emit_exp_f64(llvm::Value* x);
+  llvm::Value* emit_tanh_f64(llvm::Value* x);
+  llvm::Value* emit_erf_f64(llvm::Value* x);
+  llvm::Value* emit_libm_call(const char* name, llvm::Value* x);
+
+  // codegen_stmt.cpp
+  // if (condition) { then_case } else { else_case }; else_case may be empty.
+  void emit_if(llvm::Value* condition, const std::function<void()>& then_case,
+               const std::function<void()>& else_case);
+  void emit_for(const loop::For* node);
+  void emit_block(const loop::Block* node);
+  void emit_allocate(const loop::Buffer& buffer, const std::function<void()>& body);
+
+  // codegen_func.cpp
+  // A loop over [begin, end) whose body `body` emits, given the counter. `metadata`
+  // (llvm.loop hints, or null) goes on the back edge.
+  void emit_counted_loop(llvm::Value* begin, llvm::Value* end, const std::string& name,
+                         llvm::MDNode* metadata, const std::function<void(llvm::Value*)>& body);
+  llvm::MDNode* loop_metadata(loop::ForKind kind);
+  void emit_parallel_for(const loop::For* node);
+  // A function returning void with the host attributes, private unless `exported`.
+  llvm::Function* make_function(const std::string& name, llvm::FunctionType* type,
+                                bool exported);
+  // Storage for a buffer of the current function: a stack slot in the entry block when
+  // small, else aligned_alloc (`heap` is set; the caller frees it with emit_free).
+  llvm::Value* emit_storage(const loop::Buffer& buffer, bool& heap);
+  void emit_free(llvm::Value* pointer);
+
+  // Types: a DataType in registers (bool is i1) and an element in memory (bool is i8).
+  llvm::Type* value_type(loop::DataType type);
+  llvm::Type* memory_type(DType dtype);
+  llvm::Value* splat(llvm::Value* scalar, int lanes);
+  // `scalar` repeated as many times as `like` has lanes (itself if `like` is scalar).
+  llvm::Value* splat_like(llvm::Value* scalar, llvm::Value* like);
+  llvm::Value* i64(int64_t value);
+  // "@f, block C: " for errors.
+  [[noreturn]] void error(const std::string& reason) const;
+
+  llvm::LLVMContext& context_;
+  llvm::Module& module_;
+  llvm::IRBuilder<> builder_;
+  LlvmOptions options_;
+  HostTarget target_;
+
+  std::string func_name_;
+  std::vector<std::string> blocks_;  // the enclosing blocks, for errors
+  std::unordered_map<const loop::Var*, llvm::Value*> vars_;
+  std::unordered_map<const loop::BufferNode*, llvm::Value*> buffers_;
+  int parallel_depth_ = 0;       // > 0 inside an outlined parallel loop
+  int parallel_functions_ = 0;   // how many the current PrimFunc has outlined
+};
+
+// Builds the LLVM module of `module` for the host, one entry function per PrimFunc, each
+// verified. Does not optimise it (target.cpp does).
+std::unique_ptr<llvm::Module> build_module(const loop::LoopModule& module,
+                                           const LlvmOptions& options, llvm::LLVMContext& context,
+                                           const HostTarget& target);
+
+}  // namespace minic::codegen::llvm_backend

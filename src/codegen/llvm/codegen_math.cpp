@@ -1,0 +1,184 @@
+// The math intrinsics of the loop IR (Call) → LLVM IR. Course module 6.
+//
+// The interpreter computes every intrinsic in double and rounds the result to the
+// expression's type (src/ir/loop/interp_eval.cpp). The compiled code does the same where
+// that costs little, and uses the exact instruction where one exists:
+//   fabs floor ceil round sqrt   LLVM intrinsics in the value's own type: these are exact
+//                                (correctly rounded), so they agree with the interpreter;
+//                                round is llvm.roundeven (half to even, like nearbyint)
+//   exp sigmoid tanh erf (f32)   straight-line code in double below, no calls, so LLVM's
+//                                vectorisers can widen it; accurate to a few double ulps
+//                                (erf: 1e-13), far below one f32 ulp
+//   log pow                      llvm.log / llvm.pow on double (libm calls, one a lane)
+//   tanh and erf of f64          libm's tanh / erf, one call a lane (their f32 forms lose
+//                                relative precision near 0 that f64 would show)
+//
+// exp(x) in three steps (the textbook method):
+//   1. x = n ln2 + r with n = round(x / ln2), so |r| <= ln2 / 2; ln2 is split in two parts
+//      (ln2_hi has trailing zero bits, so n * ln2_hi is exact) to keep r accurate;
+//   2. e^r by its Taylor polynomial to degree 12 (the first term left out is below
+//      2e-16 relative for |r| <= 0.35), in Horner form;
+//   3. e^x = e^r * 2^n, the power built from its exponent bits, in two halves so that
+//      results near overflow and in the subnormal range come out right.
+//
+// erf(x), for results rounded to f32, from the series with positive terms only (so no
+// digits cancel): erf x = 2/sqrt(pi) x e^(-x^2) sum_n (2 x^2)^n / (1 3 5 ... (2n+1)). With
+// |x| clamped to 4 (beyond it erf rounds to +-1 in f32), 54 terms leave it below 1e-13.
+//
+//   y = exp(x)  (f32)  →  %d = fpext float %x to double; ... ; %y = fptrunc double %e to float
+#include "codegen.h"
+
+#include "minic/support/error.h"
+
+namespace minic::codegen::llvm_backend {
+
+using namespace minic::loop;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2High = 6.93147180369123816490e-01;  // ln 2 to 32 bits
+constexpr double kLn2Low = 1.90821492927058770002e-10;   // ln 2 - kLn2High
+constexpr int kExpDegree = 12;
+constexpr double kErfClamp = 4.0;
+constexpr int kErfTerms = 54;
+constexpr double kTwoOverSqrtPi = 1.1283791670955126;
+
+}  // namespace
+
+llvm::Value* CodeGen::emit_call(const Call* node) {
+  const std::string& name = node->name;
+  DType dtype = node->type.dtype;
+  if (!is_float(dtype)) {
+    error("intrinsic " + name + " of " + type_name(node->type) + ": intrinsics take floats");
+  }
+  std::vector<llvm::Value*> args;
+  for (const Expr& arg : node->args) args.push_back(emit(arg));
+  auto& B = builder_;
+  auto exact = [&](llvm::Intrinsic::ID id) { return B.CreateUnaryIntrinsic(id, args[0]); };
+  if (name == "fabs") return exact(llvm::Intrinsic::fabs);
+  if (name == "floor") return exact(llvm::Intrinsic::floor);
+  if (name == "ceil") return exact(llvm::Intrinsic::ceil);
+  if (name == "round") return exact(llvm::Intrinsic::roundeven);
+  if (name == "sqrt") return exact(llvm::Intrinsic::sqrt);
+
+  // The rest in double, rounded once to the type at the end.
+  llvm::Type* type = value_type(node->type);
+  llvm::Type* double_type = value_type({DType::f64, node->type.lanes});
+  auto widen = [&](llvm::Value* value) {
+    return dtype == DType::f64 ? value : B.CreateFPExt(value, double_type);
+  };
+  llvm::Value* x = widen(args[0]);
+  llvm::Value* result = nullptr;
+  if (name == "exp") {
+    result = emit_exp_f64(x);
+  } else if (name == "sigmoid") {
+    llvm::Value* one = llvm::ConstantFP::get(double_type, 1.0);
+    result = B.CreateFDiv(one, B.CreateFAdd(one, emit_exp_f64(B.CreateFNeg(x))));
+  } else if (name == "tanh") {
+    result = dtype == DType::f64 ? emit_libm_call("tanh", x) : emit_tanh_f64(x);
+  } else if (name == "erf") {
+    result = dtype == DType::f64 ? emit_libm_call("erf", x) : emit_erf_f64(x);
+  } else if (name == "log") {
+    result = B.CreateUnaryIntrinsic(llvm::Intrinsic::log, x);
+  } else if (name == "pow") {
+    result = B.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, widen(args[1]));
+  } else {
+    error("the LLVM backend has no intrinsic '" + name + "'");
+  }
+  return dtype == DType::f64 ? result : B.CreateFPTrunc(result, type);
+}
+
+llvm::Value* CodeGen::emit_exp_f64(llvm::Value* x) {
+  auto& B = builder_;
+  llvm::Type* type = x->getType();
+  auto constant = [&](double value) { return llvm::ConstantFP::get(type, value); };
+  // Beyond these e^x is inf or 0 in double; clamping keeps n in range. NaN passes through
+  // the comparisons (they are false) and is put back at the end.
+  llvm::Value* clamped = B.CreateSelect(B.CreateFCmpOGT(x, constant(710.0)), constant(710.0), x);
+  clamped = B.CreateSelect(B.CreateFCmpOLT(clamped, constant(-746.0)), constant(-746.0), clamped);
+  llvm::Value* is_nan = B.CreateFCmpUNO(x, x);
+  clamped = B.CreateSelect(is_nan, constant(0.0), clamped);
+  // 1. x = n ln2 + r
+  llvm::Value* n = B.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
+                                          B.CreateFMul(clamped, constant(kLog2E)));
+  llvm::Value* r = B.CreateFSub(clamped, B.CreateFMul(n, constant(kLn2High)));
+  r = B.CreateFSub(r, B.CreateFMul(n, constant(kLn2Low)));
+  // 2. e^r = 1 + r (1 + r (1/2 + r (1/6 + ...)))
+  std::vector<double> coefficients(kExpDegree + 1);
+  coefficients[0] = 1.0;
+  for (int k = 1; k <= kExpDegree; ++k) coefficients[k] = coefficients[k - 1] / k;
+  llvm::Value* p = constant(coefficients[kExpDegree]);
+  for (int k = kExpDegree - 1; k >= 0; --k) {
+    p = B.CreateFAdd(B.CreateFMul(p, r), constant(coefficients[k]));
+  }
+  // 3. 2^n = 2^n1 * 2^n2 with n1 = floor(n / 2): each half is a normal double.
+  llvm::Type* int_type = type->getWithNewType(B.getInt64Ty());
+  llvm::Value* n_int = B.CreateFPToSI(n, int_type);
+  llvm::Value* n1 = B.CreateAShr(n_int, llvm::ConstantInt::get(int_type, 1));
+  llvm::Value* n2 = B.CreateSub(n_int, n1);
+  auto power_of_two = [&](llvm::Value* exponent) {
+    llvm::Value* biased = B.CreateAdd(exponent, llvm::ConstantInt::get(int_type, 1023));
+    return B.CreateBitCast(B.CreateShl(biased, llvm::ConstantInt::get(int_type, 52)), type);
+  };
+  llvm::Value* result = B.CreateFMul(B.CreateFMul(p, power_of_two(n1)), power_of_two(n2));
+  return B.CreateSelect(is_nan, x, result);
+}
+
+llvm::Value* CodeGen::emit_tanh_f64(llvm::Value* x) {
+  // tanh |x| = (e - 1) / (e + 1) with e = exp(2 |x|), then x's sign. Below 1e-8 the
+  // subtraction would lose the digits f32 needs, and tanh x = x there to f32 precision;
+  // above 20 tanh is 1 in double, and clamping keeps e finite.
+  auto& B = builder_;
+  llvm::Type* type = x->getType();
+  auto constant = [&](double value) { return llvm::ConstantFP::get(type, value); };
+  llvm::Value* a = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* clamped = B.CreateSelect(B.CreateFCmpOGT(a, constant(20.0)), constant(20.0), a);
+  llvm::Value* e = emit_exp_f64(B.CreateFMul(clamped, constant(2.0)));
+  llvm::Value* t = B.CreateFDiv(B.CreateFSub(e, constant(1.0)), B.CreateFAdd(e, constant(1.0)));
+  t = B.CreateSelect(B.CreateFCmpOLT(a, constant(1e-8)), a, t);
+  return B.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, t, x);
+}
+
+llvm::Value* CodeGen::emit_erf_f64(llvm::Value* x) {
+  auto& B = builder_;
+  llvm::Type* type = x->getType();
+  auto constant = [&](double value) { return llvm::ConstantFP::get(type, value); };
+  // x with |x| at most kErfClamp; NaN passes (the comparison is false).
+  llvm::Value* a = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  a = B.CreateSelect(B.CreateFCmpOGT(a, constant(kErfClamp)), constant(kErfClamp), a);
+  llvm::Value* clamped = B.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a, x);
+  llvm::Value* t = B.CreateFMul(clamped, clamped);
+  // sum_n c_n t^n with c_n = 2^n / (1 3 5 ... (2n+1)), in Horner form.
+  std::vector<double> coefficients(kErfTerms);
+  coefficients[0] = 1.0;
+  for (int n = 1; n < kErfTerms; ++n) coefficients[n] = coefficients[n - 1] * 2.0 / (2 * n + 1);
+  llvm::Value* sum = constant(coefficients[kErfTerms - 1]);
+  for (int n = kErfTerms - 2; n >= 0; --n) {
+    sum = B.CreateFAdd(B.CreateFMul(sum, t), constant(coefficients[n]));
+  }
+  llvm::Value* scale = B.CreateFMul(emit_exp_f64(B.CreateFNeg(t)), constant(kTwoOverSqrtPi));
+  return B.CreateFMul(B.CreateFMul(clamped, scale), sum);
+}
+
+llvm::Value* CodeGen::emit_libm_call(const char* name, llvm::Value* x) {
+  auto& B = builder_;
+  llvm::Type* scalar_type = B.getDoubleTy();
+  llvm::FunctionCallee function = module_.getOrInsertFunction(name, scalar_type, scalar_type);
+  if (auto* declared = llvm::dyn_cast<llvm::Function>(function.getCallee())) {
+    // Like clang with -fno-math-errno: a pure function, free to hoist and to remove.
+    declared->setDoesNotAccessMemory();
+    declared->setDoesNotThrow();
+    declared->setWillReturn();
+  }
+  auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  if (!vector) return B.CreateCall(function, {x});
+  llvm::Value* result = llvm::PoisonValue::get(vector);
+  for (unsigned lane = 0; lane < vector->getNumElements(); ++lane) {
+    llvm::Value* value = B.CreateCall(function, {B.CreateExtractElement(x, lane)});
+    result = B.CreateInsertElement(result, value, lane);
+  }
+  return result;
+}
+
+}  // namespace minic::codegen::llvm_backend

@@ -1,0 +1,99 @@
+// Running compiled kernels in-process: ORC LLJIT, one JIT per CompiledModule.
+// Course module 6.
+//
+// compile_llvm in four steps:
+//   1. build and optimise the LLVM module for the host (target.cpp);
+//   2. make an LLJIT for the host CPU (its code generator at the same level);
+//   3. define minic_parallel_for in the JIT's main library as the address of the runtime's
+//      function: JIT code finds nothing of the minic executable by itself (libc and libm
+//      it finds in the process: aligned_alloc, free, erf, ...);
+//   4. add the module and look up every entry point, which compiles it to machine code.
+// The text forms (llvm_ir, assembly) are made again from the loop IR when asked for: the
+// same input gives the same text, and the JIT need not keep a copy of its module.
+#include "target.h"
+
+#include "minic/runtime/thread_pool.h"
+#include "minic/support/error.h"
+
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/Error.h>
+
+#include <map>
+
+namespace minic::codegen {
+
+namespace {
+
+// The value of an llvm::Expected, or an Error saying what `step` was.
+template <typename T>
+T take(llvm::Expected<T> value, const char* step) {
+  if (!value) fail("LLVM backend: {}: {}", step, llvm::toString(value.takeError()));
+  return std::move(*value);
+}
+
+void check(llvm::Error error, const char* step) {
+  if (error) fail("LLVM backend: {}: {}", step, llvm::toString(std::move(error)));
+}
+
+class JitModule : public CompiledModule {
+ public:
+  JitModule(const loop::LoopModule& module, const LlvmOptions& options)
+      : module_(module), options_(options) {
+    llvm_backend::initialize_llvm();
+    // 1. The optimised module.
+    auto context = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> built =
+        llvm_backend::build_optimized_module(module, options, *context);
+    // 2. The JIT.
+    auto machine_builder = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "host");
+    machine_builder.setCodeGenOptLevel(options.opt_level >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                                       : options.opt_level == 0 ? llvm::CodeGenOptLevel::None
+                                                                : llvm::CodeGenOptLevel::Default);
+    jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(machine_builder))
+                    .create(),
+                "creating the JIT");
+    // 3. The runtime's entry point for parallel loops.
+    llvm::orc::SymbolMap runtime;
+    runtime[jit_->mangleAndIntern("minic_parallel_for")] = llvm::orc::ExecutorSymbolDef(
+        llvm::orc::ExecutorAddr::fromPtr(&minic_parallel_for),
+        llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+    check(jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))),
+          "defining minic_parallel_for");
+    // 4. The code, and every entry point.
+    check(jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(built), std::move(context))),
+          "adding the module");
+    for (const loop::PrimFunc& func : module.functions) {
+      llvm::orc::ExecutorAddr address = take(jit_->lookup(func.name), "compiling");
+      functions_[func.name] = address.toPtr<KernelFn>();
+      names_.push_back(func.name);
+    }
+  }
+
+  KernelFn find(const std::string& name) const override {
+    auto it = functions_.find(name);
+    if (it == functions_.end()) fail("the compiled module has no function @{}", name);
+    return it->second;
+  }
+
+  std::vector<std::string> function_names() const override { return names_; }
+
+  std::string llvm_ir() const override { return emit_llvm_text(module_, options_); }
+
+  std::string assembly() const override { return emit_asm_text(module_, options_); }
+
+ private:
+  loop::LoopModule module_;
+  LlvmOptions options_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::map<std::string, KernelFn> functions_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+std::unique_ptr<CompiledModule> compile_llvm(const loop::LoopModule& module,
+                                             const LlvmOptions& options) {
+  return std::make_unique<JitModule>(module, options);
+}
+
+}  // namespace minic::codegen

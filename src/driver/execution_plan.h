@@ -1,0 +1,25 @@
+// Building the execution plan of a compiled model: one step per kernel, one buffer per
+// value, a memory plan for the intermediates. Private to src/driver.
+#pragma once
+
+#include "minic/ir/graph.h"
+#include "minic/runtime/executor.h"
+
+#include <map>
+
+namespace minic {
+
+// The buffers a node's kernel takes, in parameter order: its distinct inputs (omitted
+// optional inputs left out), then its outputs. lower_node orders parameters the same way.
+std::vector<const Value*> kernel_arguments(const Node& node);
+
+// A call of the node's reference kernel behind the compiled calling convention: copies
+// the argument buffers into tensors, runs the op (a fused node: its body, through the
+// interpreter), copies the results out. The graph must outlive the call.
+runtime::KernelCall reference_kernel_call(const Node& node, int opset);
+
+// The plan of `graph`: one step per node in graph order, calling `calls[node]`.
+runtime::ExecutionPlan build_execution_plan(
+    const Graph& graph, const std::map<const Node*, runtime::PlanStep>& steps);
+
+}  // namespace minic

@@ -1,0 +1,55 @@
+// minic-conformance's command line. See conformance.h.
+#include "conformance.h"
+
+#include <CLI/CLI.hpp>
+
+using namespace conformance;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Runs ONNX's backend node tests and the light models through minic's "
+               "reference interpreter or compiled", "minic-conformance"};
+  app.require_subcommand(1);
+
+  NodeOptions node;
+  CLI::App* node_command = app.add_subcommand("node", "Run the backend node test cases in DIR");
+  node_command->add_option("dir", node.dir, "Folder of cases (each with model.onnx)")->required();
+  node_command->add_option("--filter", node.filter, "Run only cases whose name contains this");
+  node_command->add_option("--expected", node.expected,
+                           "List of cases that must pass; exit 1 if one fails");
+  node_command->add_option("--write-expected", node.write_expected,
+                           "Write the list of passing cases to this file");
+  node_command->add_flag("--verbose", node.verbose, "Print every output's comparison and time");
+  node_command->add_option("--passes", node.passes,
+                           "Graph passes to run after import: 'default' (the default "
+                           "pipeline), 'none' (the default) or a,b,c");
+  node_command->add_option("--backend", node.backend, "interp (the default) or llvm")
+      ->check(CLI::IsMember({"interp", "llvm"}));
+
+  std::string light_dir;
+  CLI::App* light_command =
+      app.add_subcommand("light-models", "Run light_*.onnx in DIR on arange inputs");
+  light_command->add_option("dir", light_dir, "Folder of light_*.onnx models")->required();
+  std::string light_passes = "none";
+  light_command->add_option("--passes", light_passes,
+                            "Graph passes to run after import: 'default' (the default "
+                            "pipeline; then ConstantOfShape, BatchNormalization, Dropout and "
+                            "Identity must all be gone), 'none' (the default) or a,b,c");
+  std::string light_backend = "interp";
+  light_command->add_option("--backend", light_backend, "interp (the default) or llvm")
+      ->check(CLI::IsMember({"interp", "llvm"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  }
+  try {
+    if (node_command->parsed()) return run_node_tests(node);
+    return run_light_models(light_dir, light_passes, light_backend);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,222 @@
+// minic-conformance node: ONNX's backend node tests, one case a folder. See conformance.h.
+#include "conformance.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace conformance {
+namespace {
+
+void run_node_case_unguarded(const fs::path& folder, const std::vector<std::string>& passes,
+                             const std::string& backend, CaseResult& result) {
+  const std::string model = (folder / "model.onnx").string();
+  const fs::path data = folder / "test_data_set_0";
+  OnnxModelSummary summary = summarize_onnx(model);
+
+  std::vector<fs::path> input_files = numbered_files(data, "input_");
+  if (input_files.size() > summary.inputs.size()) {
+    fail("{} input files for {} graph inputs", input_files.size(), summary.inputs.size());
+  }
+  OnnxImportOptions options;
+  for (size_t k = 0; k < input_files.size(); ++k) {
+    options.known_inputs[summary.inputs[k].name] = read_tensor_proto(input_files[k].string());
+  }
+  Graph graph = import_onnx(model, options);
+  run_passes(graph, passes);
+
+  std::vector<Tensor> inputs;
+  for (const Value* input : graph.inputs()) {
+    auto given = options.known_inputs.find(input->name);
+    if (given == options.known_inputs.end()) {
+      fail("no input file for graph input '{}'", input->name);
+    }
+    inputs.push_back(given->second);
+  }
+  std::vector<Tensor> outputs = run_on_backend(std::move(graph), inputs, backend);
+
+  std::vector<Tensor> expected;
+  for (const fs::path& file : numbered_files(data, "output_")) {
+    expected.push_back(read_tensor_proto(file.string()));
+  }
+  compare_all(outputs, expected, kNodeTolerance, result);
+}
+
+// An error message as one line, without the case's folder in front of the file names.
+std::string one_line_reason(std::string message, const fs::path& folder) {
+  const std::string prefix = folder.string() + "/";
+  for (size_t at = message.find(prefix); at != std::string::npos; at = message.find(prefix)) {
+    message.erase(at, prefix.size());
+  }
+  std::string line;
+  bool after_newline = false;
+  for (char c : message) {
+    if (c == '\n') {
+      after_newline = true;
+    } else if (after_newline && c == ' ') {
+      continue;  // the indentation of a continuation line
+    } else {
+      if (after_newline) line += ' ';
+      after_newline = false;
+      line += c;
+    }
+  }
+  return line;
+}
+
+CaseResult run_node_case(const fs::path& folder, const std::vector<std::string>& passes,
+                         const std::string& backend) {
+  CaseResult result;
+  result.name = folder.filename().string();
+  auto start = std::chrono::steady_clock::now();
+  try {
+    run_node_case_unguarded(folder, passes, backend, result);
+  } catch (const std::exception& e) {  // minic::Error, and anything else a case throws
+    result.passed = false;
+    result.reason = one_line_reason(e.what(), folder);
+  }
+  result.milliseconds = elapsed_ms(start);
+  return result;
+}
+
+// MANIFEST.tsv's "folder" → "op" columns, if DIR has one.
+std::map<std::string, std::string> read_manifest(const fs::path& dir) {
+  std::map<std::string, std::string> ops;
+  std::ifstream file(dir / "MANIFEST.tsv");
+  std::string line;
+  std::getline(file, line);  // the header
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    std::string folder, op;
+    if (std::getline(fields, folder, '\t') && std::getline(fields, op, '\t')) ops[folder] = op;
+  }
+  return ops;
+}
+
+// The op a case tests: from the manifest, else the model's first op by name.
+std::string case_op(const std::map<std::string, std::string>& manifest, const fs::path& folder) {
+  auto it = manifest.find(folder.filename().string());
+  if (it != manifest.end()) return it->second;
+  try {
+    OnnxModelSummary summary = summarize_onnx((folder / "model.onnx").string());
+    if (!summary.op_counts.empty()) return summary.op_counts.begin()->first;
+  } catch (const std::exception&) {
+    // An unreadable model is reported by the case itself.
+  }
+  return "?";
+}
+
+// Case names, one a line; '#' starts a comment.
+std::set<std::string> read_case_list(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) fail("cannot read the expected-pass list '{}'", path);
+  std::set<std::string> names;
+  std::string line;
+  while (std::getline(file, line)) {
+    line = line.substr(0, line.find('#'));
+    line.erase(std::remove_if(line.begin(), line.end(),
+                              [](unsigned char c) { return std::isspace(c); }),
+               line.end());
+    if (!line.empty()) names.insert(line);
+  }
+  return names;
+}
+
+void write_case_list(const std::string& path, const std::vector<CaseResult>& results) {
+  std::ofstream file(path);
+  if (!file) fail("cannot write '{}'", path);
+  file << "# ONNX backend node tests that minic's reference interpreter passes\n"
+          "# (outputs within rtol 1e-3, atol 1e-7 of ONNX's). ctest's conformance/node fails\n"
+          "# if any case listed here fails. Generated by:\n"
+          "#   build/tests/onnx/minic-conformance node ../shared/onnx/node \\\n"
+          "#       --write-expected tests/onnx/expected_pass.txt\n";
+  for (const CaseResult& result : results) {
+    if (result.passed) file << result.name << "\n";
+  }
+}
+
+
+}  // namespace
+
+int run_node_tests(const NodeOptions& options) {
+  if (!options.filter.empty() && !options.write_expected.empty()) {
+    fail("--write-expected writes the full list; it cannot be combined with --filter");
+  }
+  std::vector<fs::path> folders;
+  for (const fs::directory_entry& entry : fs::directory_iterator(options.dir)) {
+    std::string name = entry.path().filename().string();
+    if (!fs::exists(entry.path() / "model.onnx")) continue;
+    if (name.find(options.filter) == std::string::npos) continue;
+    folders.push_back(entry.path());
+  }
+  std::sort(folders.begin(), folders.end());
+  const PassSelection selection = parse_pass_selection(options.passes);
+
+  const std::map<std::string, std::string> manifest = read_manifest(options.dir);
+  std::vector<CaseResult> results;
+  std::map<std::string, std::pair<int, int>> by_op;  // op → (passed, total)
+  int passed = 0;
+  for (const fs::path& folder : folders) {
+    if (options.verbose) {
+      // Printed first, so that a case that crashes the runner is the last name shown.
+      fmt::print("RUN  {}\n", folder.filename().string());
+      std::fflush(stdout);
+    }
+    CaseResult result = run_node_case(folder, selection.passes, options.backend);
+    if (result.passed) {
+      fmt::print("PASS {}\n", result.name);
+    } else {
+      fmt::print("FAIL {}: {}\n", result.name, result.reason);
+    }
+    if (options.verbose) {
+      for (const std::string& line : result.details) fmt::print("    {}\n", line);
+      fmt::print("    {:.1f} ms\n", result.milliseconds);
+    }
+    std::fflush(stdout);
+    auto& [op_passed, op_total] = by_op[case_op(manifest, folder)];
+    op_passed += result.passed;
+    ++op_total;
+    passed += result.passed;
+    results.push_back(std::move(result));
+  }
+
+  fmt::print("\nper op (passed/total):\n");
+  for (const auto& [op, counts] : by_op) {
+    fmt::print("  {:<28} {}/{}\n", op, counts.first, counts.second);
+  }
+  fmt::print("\n{} passed, {} failed\n", passed, results.size() - passed);
+
+  if (!options.write_expected.empty()) {
+    write_case_list(options.write_expected, results);
+    fmt::print("wrote {} passing cases to {}\n", passed, options.write_expected);
+  }
+  if (options.expected.empty()) return 0;
+
+  const std::set<std::string> expected = read_case_list(options.expected);
+  std::set<std::string> ran;
+  int regressions = 0;
+  std::vector<std::string> newly_passing;
+  for (const CaseResult& result : results) {
+    ran.insert(result.name);
+    if (expected.count(result.name) && !result.passed) {
+      fmt::print("REGRESSION {}: {}\n", result.name, result.reason);
+      ++regressions;
+    }
+    if (!expected.count(result.name) && result.passed) newly_passing.push_back(result.name);
+  }
+  for (const std::string& name : expected) {
+    if (ran.count(name) || name.find(options.filter) == std::string::npos) continue;
+    fmt::print("REGRESSION {}: listed in {} but not found in {}\n", name, options.expected,
+               options.dir);
+    ++regressions;
+  }
+  for (const std::string& name : newly_passing) {
+    fmt::print("newly passing (add to expected_pass.txt): {}\n", name);
+  }
+  fmt::print("{} regressions against {}\n", regressions, options.expected);
+  return regressions == 0 ? 0 : 1;
+}
+
+}  // namespace conformance

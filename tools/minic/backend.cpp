@@ -1,0 +1,55 @@
+// Preparing a model for the chosen backend. Course module 8.
+#include "backend.h"
+
+#include "minic/passes/pass_manager.h"
+#include "minic/runtime/interpreter.h"
+#include "minic/support/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace minic::cli {
+
+const std::vector<std::string> kBackends = {"llvm", "interp"};
+
+PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : options_(options) {
+  if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
+    fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
+  }
+  auto start = std::chrono::steady_clock::now();
+  if (options.backend == "interp") {
+    run_passes(graph, options.passes);
+    graph_ = std::move(graph);
+  } else {
+    CompileOptions compile_options;
+    compile_options.graph_passes = options.passes;
+    compile_options.threads = options.threads;
+    compiled_ = compile_model(std::move(graph), compile_options);
+  }
+  compile_ms_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+const Graph& PreparedModel::graph() const { return compiled_ ? compiled_->graph() : graph_; }
+
+std::vector<Tensor> PreparedModel::run(const std::vector<Tensor>& inputs,
+                                       std::vector<runtime::StepProfile>* profile) {
+  if (compiled_) return compiled_->run(inputs, profile);
+  return interpret(graph_, inputs);
+}
+
+std::string PreparedModel::describe() const {
+  if (!compiled_) return "interp: the reference interpreter, one thread";
+  const CompileStats& stats = compiled_->stats();
+  std::string line = fmt::format("llvm: {} kernels ({} compiled", stats.kernels,
+                                 stats.compiled_kernels);
+  int reference = stats.kernels - stats.compiled_kernels;
+  if (reference > 0) {
+    line += fmt::format(", {} reference: {}", reference, fmt::join(stats.reference_ops, ", "));
+  }
+  return line + ")";
+}
+
+}  // namespace minic::cli
