@@ -79,9 +79,9 @@ def random_inputs(model, seed):
     return inputs
 
 
-def run_minic(minic, model_path, inputs, work_dir, timeout, passes):
+def run_minic(minic, model_path, inputs, work_dir, timeout, passes, backend):
     """Runs `minic run` on the inputs; returns (outputs in graph order, seconds)."""
-    command = [minic, "run", model_path, "--backend", "interp", "--passes", passes]
+    command = [minic, "run", model_path, "--backend", backend, "--passes", passes]
     for index, (name, array) in enumerate(inputs.items()):
         path = os.path.join(work_dir, f"input_{index}.npy")
         np.save(path, array)
@@ -172,6 +172,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--passes", default="none",
                         help="graph passes minic runs first: none, default, or a list")
+    parser.add_argument("--backend", default="interp", choices=["interp", "llvm"],
+                        help="how minic runs the model (default: its reference interpreter)")
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--timeout", type=float, default=600,
@@ -192,10 +194,10 @@ def main():
         for name, array in inputs.items():
             print(f"input {name}: {array.dtype}{list(array.shape)}")
         actual, seconds = run_minic(args.minic, model_path, inputs, work_dir, args.timeout,
-                                    args.passes)
+                                    args.passes, args.backend)
         names, expected = run_onnxruntime(model_path, inputs)
 
-    print(f"{os.path.basename(model_path)}: `minic run` (interp, load included) {seconds:.2f} s "
+    print(f"{os.path.basename(model_path)}: `minic run` ({args.backend}, load included) {seconds:.2f} s "
           f"(rtol {args.rtol:g}, atol {args.atol:g})")
     if not compare(names, expected, actual, args.rtol, args.atol):
         print("FAIL")
