@@ -24,8 +24,12 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// The loop passes every scheduled kernel goes through before code generation.
-const std::vector<std::string> kLoopPipeline = {"simplify", "vectorize-loops"};
+// The loop passes every scheduled kernel goes through before code generation: blocks to
+// plain statements, staging buffers shrunk to their tiles (so that accumulators can live
+// in registers), unrolled loops expanded, index arithmetic simplified, vector loops as
+// vector code.
+const std::vector<std::string> kLoopPipeline = {"lower-blocks", "compact-buffers",
+                                                "unroll-loops", "simplify", "vectorize-loops"};
 
 }  // namespace
 

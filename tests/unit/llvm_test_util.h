@@ -48,11 +48,16 @@ inline void call_compiled(const codegen::CompiledModule& module, const std::stri
   module.find(name)(data.data());
 }
 
+// How close compiled results must be to the interpreter's. Compiled code may contract
+// a * b + c into one fused multiply-add (rounded once), so a sum of many products that
+// cancels to near zero can differ by a few ulps of its terms: hence the absolute part.
+inline constexpr Tolerance kCompiledTolerance{1e-5, 1e-5};
+
 // Runs `reference` in the interpreter and `compiled` (the same computation, perhaps
 // scheduled or lowered differently) through the LLVM backend, each on its own copy of
 // `args`; every buffer must agree within `tolerance` (integers and bools exactly).
 inline void check_compiled(const PrimFunc& reference, const PrimFunc& compiled,
-                           const std::vector<Tensor>& args, Tolerance tolerance = {1e-5, 1e-6},
+                           const std::vector<Tensor>& args, Tolerance tolerance = kCompiledTolerance,
                            const codegen::LlvmOptions& options = {}) {
   std::vector<Tensor> expected = args;
   std::vector<Tensor*> pointers;
@@ -71,7 +76,7 @@ inline void check_compiled(const PrimFunc& reference, const PrimFunc& compiled,
 }
 
 inline void check_compiled(const PrimFunc& func, const std::vector<Tensor>& args,
-                           Tolerance tolerance = {1e-5, 1e-6},
+                           Tolerance tolerance = kCompiledTolerance,
                            const codegen::LlvmOptions& options = {}) {
   check_compiled(func, func, args, tolerance, options);
 }

@@ -176,7 +176,7 @@ TEST_CASE("the loop passes in registry order keep every kernel's results", "[loo
   for (const LoopPassInfo& pass : loop_passes()) {
     if (pass.name != "vectorize-loops") names.push_back(pass.name);  // tested by its owner
   }
-  REQUIRE(names.size() == 7);
+  REQUIRE(names.size() == 8);
   for (const auto& [name, text] : all_pass_kernels()) {
     INFO("kernel " << name);
     LoopModule module = parse_loop_module(text, "<test>");

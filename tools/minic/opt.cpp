@@ -13,10 +13,17 @@
 // optimised graph lowered to loop IR (src/ops/lower.cpp) as one .mloop module. Kernels
 // with an op that has no compute rule are left out, and named on stderr, so that the
 // module still parses back.
+//
+// `--emit scheduled|llvm|asm` (course modules 4 and 6) compiles the optimised graph as
+// `minic run` does (include/minic/driver/compile.h) and prints every compiled kernel after
+// its default schedule and the loop passes (loop IR), as optimised LLVM IR, or as the
+// host's assembly.
 #include "commands.h"
 #include "graph_input.h"
 #include "run_inputs.h"
 
+#include "minic/codegen/llvm.h"
+#include "minic/driver/compile.h"
 #include "minic/ir/graph_text.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ops/lower.h"
@@ -27,6 +34,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace minic::cli {
@@ -43,7 +51,7 @@ struct OptOptions {
   bool list_passes = false;
   std::string output;
   bool elide_constants = false;
-  std::string emit = "graph";  // "graph" or "loops"
+  std::string emit = "graph";  // "graph", "loops", "scheduled", "llvm" or "asm"
 };
 
 // The numeric check of --verify-each=numeric: the graph's outputs on fixed random inputs
@@ -87,8 +95,9 @@ int run_opt(const OptOptions& options) {
     return 0;
   }
   if (options.input.empty()) fail("opt needs a MODEL.onnx or FILE.mgraph");
-  if (options.emit != "graph" && options.emit != "loops") {
-    fail("--emit takes 'graph' or 'loops', not '{}'", options.emit);
+  const std::vector<std::string> emits = {"graph", "loops", "scheduled", "llvm", "asm"};
+  if (std::find(emits.begin(), emits.end(), options.emit) == emits.end()) {
+    fail("--emit takes {}, not '{}'", fmt::join(emits, ", "), options.emit);
   }
   if (options.verify_each != "structural" && options.verify_each != "numeric") {
     fail("--verify-each takes 'structural' or 'numeric', not '{}'", options.verify_each);
@@ -116,6 +125,15 @@ int run_opt(const OptOptions& options) {
     for (const Node* node : skipped) {
       fmt::print(stderr, "note: {} is not lowered: an op of it has no compute rule\n",
                  node->describe());
+    }
+  } else if (options.emit == "scheduled" || options.emit == "llvm" || options.emit == "asm") {
+    CompileOptions compile_options;
+    compile_options.graph_passes = {};  // run above
+    std::unique_ptr<CompiledModel> model = compile_model(std::move(graph), compile_options);
+    if (options.emit == "scheduled") {
+      text = loop::print_module(model->kernels());
+    } else {
+      text = options.emit == "llvm" ? model->code().llvm_ir() : model->code().assembly();
     }
   } else {
     GraphPrintOptions print_options;
@@ -154,9 +172,11 @@ Command add_opt_command(CLI::App& app) {
   sub->add_flag("--list-passes", options->list_passes, "List the passes and exit");
   sub->add_option("-o,--output", options->output, "Write the text here instead of stdout");
   sub->add_option("--emit", options->emit,
-                  "What to print: 'graph' (the graph IR) or 'loops' (every kernel lowered to "
+                  "What to print: 'graph' (the graph IR), 'loops' (every kernel lowered to "
                   "loop IR, one module; kernels with an op that has no compute rule are left "
-                  "out and named on stderr)")
+                  "out and named on stderr), 'scheduled' (the compiled kernels after their "
+                  "default schedules and the loop passes), 'llvm' (their LLVM IR, optimised) "
+                  "or 'asm' (their assembly)")
       ->default_str("graph");
   sub->add_flag("--elide-constants", options->elide_constants,
                 "Summarise large constants (the text then does not parse back)");

@@ -38,8 +38,10 @@ namespace minic::codegen {
 struct LlvmOptions {
   // LLVM's optimisation pipeline: 0 (none) to 3 (O3, the default).
   int opt_level = 3;
-  // All of LLVM's fast-math flags on float arithmetic (reassociation, contraction into
-  // fma, no NaN/inf): faster reductions, results no longer bit-equal to the interpreter's.
+  // All of LLVM's fast-math flags on float arithmetic (reassociation, no NaN/inf): faster
+  // reductions. Without it, only contraction is allowed: a * b + c may be one fused
+  // multiply-add, rounded once, so results may differ from the interpreter's in the last
+  // bit (never when every product and sum is exact, as with small integers).
   bool fast_math = false;
   // The alignment (in bytes) the code may assume for every parameter's data; 0 means the
   // alignment of one element, which any array has.

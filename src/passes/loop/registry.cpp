@@ -2,6 +2,7 @@
 #include "minic/passes/loop/registry.h"
 
 #include "minic/ir/loop/verifier.h"
+#include "minic/passes/loop/compact_buffers.h"
 #include "minic/passes/loop/flatten_buffers.h"
 #include "minic/passes/loop/lower_blocks.h"
 #include "minic/passes/loop/partition_loops.h"
@@ -20,6 +21,8 @@ const std::vector<LoopPassInfo>& loop_passes() {
   // shared, leftovers removed.
   static const std::vector<LoopPassInfo> passes = {
       {"lower-blocks", "replace blocks by plain loops, ifs and allocations", lower_blocks},
+      {"compact-buffers", "shrink allocations to the region one loop iteration uses",
+       compact_buffers},
       {"partition-loops", "cut loops with guarded tails into a guard-free main part and a rest",
        partition_loops},
       {"unroll-loops", "replace unrolled loops of constant extent by copies of their body",

@@ -3,14 +3,18 @@
 // Course module 4. Each block of a lowered kernel gets the rule of its kind, applied
 // through a Schedule (so the result is a trace like a tuned one):
 //
-//   gemm-like    a reduction whose body is C = C + A * B (MatMul, Gemm, Conv): register
-//                tiling. The last two spatial loops i, j are split into io, ii (ii of
-//                8, 4 or 2 rows) and jo, ji (ji of 16 or 32 columns: one or two AVX-512
-//                vectors); the loops become
-//                  parallel (outer spatial, io fused)  jo  reduction loops  ii  ji
-//                so the ii x ji tile of C stays in registers while the reduction runs:
-//                ii is unrolled, ji vectorised, and the init is its own nest before the
-//                reduction (decompose_reduction), so the update loop has no test in it.
+//   gemm-like    a reduction whose body is C = C + A * B (MatMul, Gemm, Conv) whose
+//                innermost output axis is a multiple of 16: register tiling, the
+//                schedule of tutorial 4 plus staging. The last two spatial loops i, j are
+//                split into io, ii (8, 4 or 2 rows) and jo, ji (16 or 32 columns: one or
+//                two AVX-512 vectors); the loops become
+//                  parallel jo   io   reduction loops   ii (unrolled)   ji (vectorised)
+//                C's mr x nr tile accumulates in a local buffer (cache_write; the copy
+//                back to C under io), zeroed before the reduction (decompose_reduction);
+//                and the panel of B one column tile reads is copied, once per jo, into a
+//                contiguous buffer (cache_read + compute_at: packing). The loop pass
+//                compact-buffers then shrinks both staging buffers to their tiles, so
+//                the accumulator lives in registers and the packed panel in cache.
 //   reduction    other reductions (softmax's max and sum, pooling, ReduceMean): the init
 //                split out, the spatial loops outside the reduction run in parallel, and
 //                the innermost spatial loop moved inside the reduction loops when the
@@ -104,6 +108,32 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
   }
 }
 
+// The index in the block's reads of the multiply's operand that the innermost spatial
+// iteration variable indexes (B of C[i, j] += A[i, k] * B[k, j]), or -1.
+int right_operand_read(const Block& block) {
+  const auto* store = block.body.as<loop::Store>();
+  const auto* mul = store->value.as<loop::Add>()->b.as<loop::Mul>();
+  const loop::Var* j = nullptr;
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (iter.kind == loop::IterKind::spatial) j = iter.var.as<loop::Var>();
+  }
+  for (const loop::Expr& operand : {mul->a, mul->b}) {
+    const auto* load = operand.as<loop::Load>();
+    if (!load || load->indices.empty() || !loop::uses_var(load->indices.back(), j)) continue;
+    for (size_t r = 0; r < block.reads.size(); ++r) {
+      if (block.reads[r].buffer == load->buffer) return static_cast<int>(r);
+    }
+  }
+  return -1;
+}
+
+// The loops of a block that a primitive made: the last `count` of get_loops.
+std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_t count) {
+  std::vector<LoopRef> loops = sch.get_loops(block);
+  if (loops.size() < count) fail("expected {} loops", count);
+  return {loops.end() - count, loops.end()};
+}
+
 void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles) {
   if (roles.spatial.size() < 2 || roles.reduce.empty()) fail("needs two spatial loops");
   LoopRef i = roles.spatial[roles.spatial.size() - 2];
@@ -115,21 +145,43 @@ void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles)
                                                   : 0;
   if (nr == 0) fail("the innermost spatial extent is not a multiple of the vector width");
   int64_t mr = extent_i % 8 == 0 ? 8 : extent_i % 4 == 0 ? 4 : extent_i % 2 == 0 ? 2 : 1;
+  if (mr == 1) fail("the second spatial extent is odd");
   int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
 
+  // The tile of C accumulates in a local buffer (registers, once compact-buffers has
+  // shrunk it to the tile), copied out after the reduction.
+  BlockRef copy = sch.cache_write(block, 0, "local");
   std::vector<LoopRef> j_parts = sch.split(j, {-1, nr});
-  std::vector<LoopRef> i_parts = mr > 1 ? sch.split(i, {-1, mr}) : std::vector<LoopRef>{i};
+  std::vector<LoopRef> i_parts = sch.split(i, {-1, mr});
   std::vector<LoopRef> order(roles.spatial.begin(), roles.spatial.end() - 2);
-  order.push_back(i_parts[0]);
   order.push_back(j_parts[0]);
+  order.push_back(i_parts[0]);
   order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
-  if (mr > 1) order.push_back(i_parts[1]);
+  order.push_back(i_parts[1]);
   order.push_back(j_parts[1]);
   sch.reorder(order);
-  sch.decompose_reduction(block, roles.reduce.front());
-  if (mr > 1) sch.unroll(i_parts[1]);
+  sch.reverse_compute_at(copy, i_parts[0]);
+  // Pack the panel of the right-hand operand that one column tile reads into a
+  // contiguous buffer (compact-buffers shrinks the copy to the panel), once per column
+  // tile: every row tile then streams it from cache at unit stride.
+  int panel_read = right_operand_read(get_block(sch.func(), sch.block_name(block.var)));
+  if (panel_read >= 0) {
+    BlockRef pack = sch.cache_read(block, panel_read, "global");
+    sch.compute_at(pack, j_parts[0]);
+    sch.vectorize(innermost_loops(sch, pack, 1)[0]);
+  }
+  BlockRef init = sch.decompose_reduction(block, roles.reduce.front());
+  // The update, the zeroing and the copy-out each work on the mr x nr tile: rows
+  // unrolled, columns vectorised.
+  sch.unroll(i_parts[1]);
   sch.vectorize(j_parts[1]);
+  for (const BlockRef& tile_block : {init, copy}) {
+    std::vector<LoopRef> tile = innermost_loops(sch, tile_block, 2);
+    sch.unroll(tile[0]);
+    sch.vectorize(tile[1]);
+  }
   std::vector<LoopRef> outer(roles.spatial.begin(), roles.spatial.end() - 2);
+  outer.push_back(j_parts[0]);
   outer.push_back(i_parts[0]);
   parallelize(sch, outer, total_work);
 }

@@ -1,0 +1,269 @@
+// compact-buffers: allocations shrunk to the region one iteration uses. Course module 4.
+//
+// Invariant: every access of a compacted buffer reads or writes the element it did
+// before, renamed: index - minimum, dimension by dimension, where the minimum is the same
+// for every access and depends only on loops outside the new allocation.
+//
+// Algorithm, for each Allocate of buffer X (row-major strides, no blocks inside):
+//   1. Scope: from the Allocate's body go down while one statement holds every access of
+//      X: into the one child of a sequence that uses X, into another allocation's body,
+//      and into a loop's body when the iterations of the loop use disjoint parts of X
+//      (then no value flows from one iteration to the next through X, and each iteration
+//      may have its own copy): in some dimension every access lies in [m, m + e), m the
+//      same expression for all of them, and m grows by at least e from one iteration to
+//      the next. Never into a GPU thread loop (its iterations are threads). The statement
+//      reached is the new home of X.
+//   2. Region: for every access below it, collect the ranges of the loops between the
+//      home and the access. Per dimension, the minimum of an index is the index with each
+//      of those loop variables at its smallest value; the rest (index - minimum,
+//      simplified) must depend on those loops only and be at least 0; its largest value
+//      + 1 is the extent. All accesses must agree on the minimum.
+//   3. Rewrite: a buffer of the new extents (a dimension that did not pass step 2 keeps
+//      its whole extent, minimum 0), every index shifted by its minimum, and the Allocate
+//      moved to the home.
+#include "minic/passes/loop/compact_buffers.h"
+
+#include "minic/ir/loop/analysis.h"
+#include "minic/ir/loop/visitor.h"
+#include "minic/passes/loop/simplify.h"
+#include "pass_util.h"
+
+#include <algorithm>
+
+namespace minic::loop {
+namespace {
+
+using pass_util::equal_exprs;
+using pass_util::uses_buffer;
+
+// One access of the buffer, with the ranges of the loops between the home and it.
+struct Access {
+  std::vector<Expr> indices;
+  VarBounds inner;
+};
+
+class AccessCollector : public IRVisitor {
+ public:
+  explicit AccessCollector(const BufferNode* buffer) : buffer_(buffer) {}
+
+  std::vector<Access> accesses;
+  bool has_block = false;
+
+  void visit_For(const For* node) override {
+    std::optional<int64_t> min = as_const_int(node->min);
+    std::optional<int64_t> extent = as_const_int(node->extent);
+    const Var* var = node->var.as<Var>();
+    // A loop of unknown range leaves its variable unbounded: its accesses keep whole
+    // dimensions.
+    if (min && extent && *extent > 0) inner_[var] = {*min, *min + *extent - 1};
+    IRVisitor::visit_For(node);
+    inner_.erase(var);
+  }
+  void visit_Block(const Block* node) override {
+    has_block = true;
+    IRVisitor::visit_Block(node);
+  }
+  void visit_Load(const Load* node) override {
+    if (node->buffer.get() == buffer_) accesses.push_back({node->indices, inner_});
+    IRVisitor::visit_Load(node);
+  }
+  void visit_Store(const Store* node) override {
+    if (node->buffer.get() == buffer_) accesses.push_back({node->indices, inner_});
+    IRVisitor::visit_Store(node);
+  }
+
+ private:
+  const BufferNode* buffer_;
+  VarBounds inner_;
+};
+
+// The part of one dimension the accesses cover: [min, min + extent).
+struct DimRegion {
+  Expr min;
+  int64_t extent = 0;
+};
+
+// The index a vector access starts at, and how far its lanes reach beyond it (-1 if the
+// lanes go backwards, which the pass does not handle).
+std::pair<Expr, int64_t> scalar_start(const Expr& index) {
+  const Ramp* ramp = index.as<Ramp>();
+  if (!ramp) return {index, 0};
+  std::optional<int64_t> stride = as_const_int(ramp->stride);
+  if (!stride || *stride < 0) return {index, -1};
+  return {ramp->base, *stride * (ramp->lanes - 1)};
+}
+
+// Step 2 for dimension `d`; nullopt when the dimension must stay whole.
+std::optional<DimRegion> dim_region(const std::vector<Access>& accesses, size_t d) {
+  DimRegion region;
+  for (const Access& access : accesses) {
+    auto [start, reach] = scalar_start(access.indices[d]);
+    if (reach < 0 || start.type().is_vector()) return std::nullopt;
+    VarMap at_min;
+    for (const auto& [var, bound] : access.inner) at_min[var] = IntImm::make(bound.min);
+    Expr min = simplify_expr(substitute(start, at_min), {});
+    Expr offset = simplify_expr(start - min, access.inner);
+    bool only_inner = !uses_any_var(offset, [&](const Var* var) {
+      return access.inner.count(var) == 0;
+    });
+    IntBound bound = bound_of(offset, access.inner);
+    if (!only_inner || !bound.is_bounded() || bound.min < 0) return std::nullopt;
+    if (!region.min) {
+      region.min = min;
+    } else if (!equal_exprs(region.min, min)) {
+      return std::nullopt;
+    }
+    region.extent = std::max(region.extent, bound.max + reach + 1);
+  }
+  return region;
+}
+
+// Step 3: the buffer's accesses renamed to the compact buffer.
+class Rebase : public IRMutator {
+ public:
+  Rebase(const BufferNode* from, Buffer to, std::vector<Expr> mins)
+      : from_(from), to_(std::move(to)), mins_(std::move(mins)) {}
+
+  Expr mutate_Load(const Load* node, const Expr& self) override {
+    Expr load = IRMutator::mutate_Load(node, self);
+    const Load* changed = load.as<Load>();
+    if (changed->buffer.get() != from_) return load;
+    return Load::make(to_, shifted(changed->indices));
+  }
+  Stmt mutate_Store(const Store* node, const Stmt& self) override {
+    Stmt store = IRMutator::mutate_Store(node, self);
+    const Store* changed = store.as<Store>();
+    if (changed->buffer.get() != from_) return store;
+    return Store::make(to_, shifted(changed->indices), changed->value);
+  }
+
+ private:
+  std::vector<Expr> shifted(const std::vector<Expr>& indices) const {
+    std::vector<Expr> result;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      if (!mins_[d]) {
+        result.push_back(indices[d]);
+      } else if (const Ramp* ramp = indices[d].as<Ramp>()) {
+        result.push_back(
+            Ramp::make(simplify_expr(ramp->base - mins_[d], {}), ramp->stride, ramp->lanes));
+      } else {
+        result.push_back(simplify_expr(indices[d] - mins_[d], {}));
+      }
+    }
+    return result;
+  }
+
+  const BufferNode* from_;
+  Buffer to_;
+  std::vector<Expr> mins_;  // null: the dimension stays whole
+};
+
+bool row_major(const BufferNode& buffer) {
+  return BufferNode::make(buffer.name, buffer.dtype, buffer.shape)->strides == buffer.strides;
+}
+
+// `stmt` with the statement at the end of `path` (a descent from it) replaced.
+Stmt rebuild(const std::vector<Stmt>& path, size_t at, const Stmt& replacement) {
+  if (at + 1 == path.size()) return replacement;
+  Stmt inner = rebuild(path, at + 1, replacement);
+  const Stmt& stmt = path[at];
+  if (const For* node = stmt.as<For>()) {
+    return For::make(node->var, node->min, node->extent, node->for_kind, inner,
+                     node->thread_axis, node->annotations);
+  }
+  if (const Allocate* node = stmt.as<Allocate>()) return Allocate::make(node->buffer, inner);
+  const Seq* node = stmt.as<Seq>();
+  std::vector<Stmt> stmts = node->stmts;
+  for (Stmt& child : stmts) {
+    if (child.same_as(path[at + 1])) child = inner;
+  }
+  return Seq::make(std::move(stmts));
+}
+
+// The region of each dimension that the accesses of `buffer` inside `scope` cover, the
+// loops inside `scope` varying (nullopt for a dimension that must stay whole). Empty if
+// `scope` has a block or no access.
+std::vector<std::optional<DimRegion>> regions_in(const Stmt& scope, const BufferNode* buffer) {
+  AccessCollector collector(buffer);
+  collector.visit(scope);
+  if (collector.has_block || collector.accesses.empty()) return {};
+  std::vector<std::optional<DimRegion>> regions;
+  for (size_t d = 0; d < buffer->shape.size(); ++d) {
+    regions.push_back(dim_region(collector.accesses, d));
+  }
+  return regions;
+}
+
+// True if the iterations of `loop` use disjoint parts of `buffer` (step 1).
+bool iterations_disjoint(const For& loop, const BufferNode* buffer) {
+  const Var* var = loop.var.as<Var>();
+  for (const std::optional<DimRegion>& region : regions_in(loop.body, buffer)) {
+    if (!region || !uses_var(region->min, var)) continue;
+    Expr next = substitute(region->min, {{var, loop.var + 1}});
+    std::optional<int64_t> step = as_const_int(simplify_expr(next - region->min, {}));
+    if (step && *step >= region->extent) return true;
+  }
+  return false;
+}
+
+class Compactor : public IRMutator {
+ public:
+  Stmt mutate_Allocate(const Allocate* node, const Stmt& self) override {
+    Stmt body = mutate(node->body);
+    const BufferNode* buffer = node->buffer.get();
+    Stmt unchanged = body.same_as(node->body) ? self : Allocate::make(node->buffer, body);
+    if (!row_major(*buffer)) return unchanged;
+
+    // 1. The home: the innermost statement holding every access.
+    std::vector<Stmt> path = {body};
+    while (true) {
+      const Stmt& current = path.back();
+      if (const For* loop = current.as<For>()) {
+        if (loop->for_kind == ForKind::thread_binding) break;
+        if (!iterations_disjoint(*loop, buffer)) break;
+        path.push_back(loop->body);
+      } else if (const Allocate* inner = current.as<Allocate>()) {
+        path.push_back(inner->body);
+      } else if (const Seq* seq = current.as<Seq>()) {
+        std::vector<Stmt> users;
+        for (const Stmt& child : seq->stmts) {
+          if (uses_buffer(child, buffer)) users.push_back(child);
+        }
+        if (users.size() != 1) break;
+        path.push_back(users[0]);
+      } else {
+        break;
+      }
+    }
+    const Stmt& home = path.back();
+
+    // 2. The region.
+    std::vector<std::optional<DimRegion>> regions = regions_in(home, buffer);
+    if (regions.empty()) return unchanged;
+    std::vector<int64_t> shape = buffer->shape;
+    std::vector<Expr> mins(shape.size());
+    bool smaller = false;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const std::optional<DimRegion>& region = regions[d];
+      if (!region || region->extent >= shape[d]) continue;
+      shape[d] = region->extent;
+      mins[d] = region->min;
+      smaller = true;
+    }
+    if (!smaller && path.size() == 1) return unchanged;
+
+    // 3. The compact buffer, allocated at the home.
+    Buffer compact = BufferNode::make(buffer->name, buffer->dtype, shape, buffer->scope);
+    Stmt rebased = Rebase(buffer, compact, mins).mutate(home);
+    return rebuild(path, 0, Allocate::make(compact, rebased));
+  }
+};
+
+}  // namespace
+
+PrimFunc compact_buffers(PrimFunc func) {
+  func.body = Compactor().mutate(func.body);
+  return func;
+}
+
+}  // namespace minic::loop

@@ -1,0 +1,101 @@
+// Tests of compile_model: whole graphs compiled with the default schedules must compute
+// what the reference interpreter computes. The shapes are chosen so that the GEMM rule
+// (register tile, packing, compact buffers) applies, and so that it does not. Course
+// module 8.
+#include "minic/driver/compile.h"
+
+#include "minic/ir/graph_text.h"
+#include "minic/ir/loop/printer.h"
+#include "minic/ops/shape_inference.h"
+#include "minic/runtime/compare.h"
+#include "minic/runtime/interpreter.h"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+
+using namespace minic;
+
+namespace {
+
+Graph graph_from_text(const std::string& text) {
+  Graph graph = parse_graph(text, "<driver test>");
+  infer_shapes(graph);
+  return graph;
+}
+
+// Compiles the graph and runs it beside the interpreter on random inputs; returns the
+// compiled kernels as text.
+std::string check_against_interpreter(const std::string& text,
+                                      const CompileOptions& options = {}) {
+  Graph reference = graph_from_text(text);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<Tensor> inputs;
+  for (const Value* input : reference.inputs()) {
+    Tensor tensor(input->type);
+    for (float& x : tensor.values<float>()) x = value(rng);
+    inputs.push_back(std::move(tensor));
+  }
+  std::vector<Tensor> expected = interpret(reference, inputs);
+  std::unique_ptr<CompiledModel> model = compile_model(graph_from_text(text), options);
+  CHECK(model->stats().compiled_kernels == model->stats().kernels);
+  std::vector<Tensor> actual = model->run(inputs);
+  REQUIRE(actual.size() == expected.size());
+  for (size_t k = 0; k < actual.size(); ++k) {
+    TensorComparison comparison = compare_tensors(actual[k], expected[k], {1e-4, 1e-5});
+    INFO("output " << k << ": " << describe(comparison));
+    CHECK(comparison.ok());
+  }
+  return loop::print_module(model->kernels());
+}
+
+}  // namespace
+
+TEST_CASE("a MatMul tiled by the GEMM rule matches the interpreter", "[driver]") {
+  std::string kernels = check_against_interpreter(R"(graph g(%a: f32[64,48], %b: f32[48,96]) -> (%c: f32[64,96]) opset 17 {
+  %c = MatMul(%a, %b)
+  return %c
+})");
+  // The rule applied: an 8x32 accumulator tile and a packed 48x32 panel of b.
+  CHECK_THAT(kernels, Catch::Contains("alloc c_local: f32[8,32] local"));
+  CHECK_THAT(kernels, Catch::Contains("alloc b_global: f32[48,32]"));
+}
+
+TEST_CASE("a batched MatMul with a bias and Relu epilogue matches the interpreter",
+          "[driver]") {
+  check_against_interpreter(R"(graph g(%a: f32[2,16,40], %b: f32[40,32], %bias: f32[32]) -> (%y: f32[2,16,32]) opset 17 {
+  %m = MatMul(%a, %b)
+  %s = Add(%m, %bias)
+  %y = Relu(%s)
+  return %y
+})");
+}
+
+TEST_CASE("convolutions, with and without the GEMM rule, match the interpreter", "[driver]") {
+  // Output width 16 (the GEMM rule) and 7 (the reduction rule), with a pooling after.
+  check_against_interpreter(R"(graph g(%x: f32[1,3,18,18], %w: f32[8,3,3,3]) -> (%y: f32[1,8,16,16], %z: f32[1,8,8,8]) opset 17 {
+  %y = Conv(%x, %w)
+  %z = MaxPool(%y) {kernel_shape = [2, 2], strides = [2, 2]}
+  return %y, %z
+})");
+  check_against_interpreter(R"(graph g(%x: f32[1,4,9,9], %w: f32[6,4,3,3]) -> (%y: f32[1,6,7,7]) opset 17 {
+  %y = Conv(%x, %w)
+  return %y
+})");
+}
+
+TEST_CASE("every kernel runs on one thread and on several with the same results",
+          "[driver]") {
+  const std::string text = R"(graph g(%a: f32[128,64], %b: f32[64,64]) -> (%c: f32[128,64]) opset 17 {
+  %m = MatMul(%a, %b)
+  %c = Softmax(%m) {axis = 1}
+  return %c
+})";
+  for (int threads : {1, 3}) {
+    INFO(threads << " threads");
+    CompileOptions options;
+    options.threads = threads;
+    check_against_interpreter(text, options);
+  }
+}
