@@ -421,6 +421,38 @@ std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
   Shape reduce_extents = {group_in};
   reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
 
+  // With padding, the input is first copied into a zero-bordered buffer of its own, so
+  // that the reduction reads every tap without a bounds test: a test on the output
+  // position would keep the reduction's inner loop from being vectorised.
+  ComputeTensor source = x;
+  WindowGeometry read = g;
+  auto positive = [](int64_t p) { return p > 0; };
+  auto negative = [](int64_t p) { return p < 0; };
+  bool pads = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), positive) ||
+              std::any_of(g.pads_end.begin(), g.pads_end.end(), positive);
+  bool cropped = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), negative) ||
+                 std::any_of(g.pads_end.begin(), g.pads_end.end(), negative);
+  if (pads && !cropped) {
+    Shape padded = x.type().shape;
+    for (size_t axis = 0; axis < g.input.size(); ++axis) {
+      padded[2 + axis] = g.input[axis] + g.pads_begin[axis] + g.pads_end[axis];
+    }
+    source = ctx.keep(ctx.compute("pad", {x.type().dtype, padded}, [&](const Indices& i) {
+      Indices at = {i[0], i[1]};
+      loop::Expr inside;
+      for (size_t axis = 0; axis < g.input.size(); ++axis) {
+        loop::Expr position = i[2 + axis] - g.pads_begin[axis];
+        loop::Expr test = in_range(position, g.input[axis]);
+        inside = inside ? loop::And::make(inside, test) : test;
+        at.push_back(position);
+      }
+      return select(inside, x(at), constant(x.type().dtype, 0));
+    }));
+    read.input.assign(padded.begin() + 2, padded.end());
+    read.pads_begin.assign(g.pads_begin.size(), 0);
+    read.pads_end.assign(g.pads_end.size(), 0);
+  }
+
   // sum[n, m, o] = sum over c, k of X[n, group(m) * group_in + c, position(o, k)] * W[m, c, k]
   ComputeTensor sum = ctx.reduce("conv", {acc, type.shape}, reduce_extents, Reducer::sum,
                                  [&](const Indices& i, const Indices& r) {
@@ -433,11 +465,11 @@ std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
     Indices o(i.begin() + 2, i.end());
     Indices k(r.begin() + 1, r.end());
     for (size_t axis = 0; axis < o.size(); ++axis) {
-      at_x.push_back(window_position(g, axis, o[axis], k[axis]));
+      at_x.push_back(window_position(read, axis, o[axis], k[axis]));
       at_w.push_back(k[axis]);
     }
-    loop::Expr product = cast(acc, x(at_x)) * cast(acc, w(at_w));
-    loop::Expr inside = window_inside(g, o, k);
+    loop::Expr product = cast(acc, source(at_x)) * cast(acc, w(at_w));
+    loop::Expr inside = window_inside(read, o, k);
     return inside ? select(inside, product, constant(acc, 0)) : product;
   });
   if (!bias && acc == type.dtype) return {sum};

@@ -34,6 +34,7 @@
 #include "minic/support/error.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace minic::schedule {
 namespace {
@@ -108,23 +109,37 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
   }
 }
 
-// The index in the block's reads of the multiply's operand that the innermost spatial
-// iteration variable indexes (B of C[i, j] += A[i, k] * B[k, j]), or -1.
-int right_operand_read(const Block& block) {
+// The two multiplicands of a multiply-accumulate block, told apart: `columns` is the one
+// whose last index uses the innermost spatial variable (B of C[i, j] += A[i, k] * B[k, j];
+// the input of a convolution), `rows` the other (A; a convolution's weights).
+struct Operands {
+  const loop::Load* rows = nullptr;
+  const loop::Load* columns = nullptr;
+};
+
+Operands multiplicands(const Block& block) {
   const auto* store = block.body.as<loop::Store>();
   const auto* mul = store->value.as<loop::Add>()->b.as<loop::Mul>();
   const loop::Var* j = nullptr;
   for (const loop::IterVar& iter : block.iter_vars) {
     if (iter.kind == loop::IterKind::spatial) j = iter.var.as<loop::Var>();
   }
+  Operands operands;
   for (const loop::Expr& operand : {mul->a, mul->b}) {
     const auto* load = operand.as<loop::Load>();
-    if (!load || load->indices.empty() || !loop::uses_var(load->indices.back(), j)) continue;
-    for (size_t r = 0; r < block.reads.size(); ++r) {
-      if (block.reads[r].buffer == load->buffer) return static_cast<int>(r);
-    }
+    if (!load) return {};
+    bool by_column = !load->indices.empty() && loop::uses_var(load->indices.back(), j);
+    (by_column ? operands.columns : operands.rows) = load;
   }
-  return -1;
+  return operands.rows && operands.columns ? operands : Operands{};
+}
+
+// The index of `load`'s buffer in the block's reads.
+int read_index(const Block& block, const loop::Load* load) {
+  for (size_t r = 0; r < block.reads.size(); ++r) {
+    if (block.reads[r].buffer == load->buffer) return static_cast<int>(r);
+  }
+  fail("the operand is not among the block's reads");
 }
 
 // The loops of a block that a primitive made: the last `count` of get_loops.
@@ -134,43 +149,75 @@ std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_
   return {loops.end() - count, loops.end()};
 }
 
-void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles) {
-  if (roles.spatial.size() < 2 || roles.reduce.empty()) fail("needs two spatial loops");
-  LoopRef i = roles.spatial[roles.spatial.size() - 2];
+// The column tile: one or two vectors of 16 lanes where the extent allows; else the
+// largest divisor of the extent from 7 to 32 (a convolution's output width of 56, 28, 14
+// or 7). LLVM splits such odd-length vectors into legal pieces, with shuffles between
+// them: far from peak, but several times faster than the reduction rule's scalar dot
+// products for these widths. (Masked 16- and 32-lane accesses would avoid the shuffles.)
+int64_t column_tile(int64_t extent) {
+  if (extent % (2 * kVectorLanes) == 0) return 2 * kVectorLanes;
+  if (extent % kVectorLanes == 0) return kVectorLanes;
+  for (int64_t tile = std::min<int64_t>(extent, 2 * kVectorLanes); tile >= 7; --tile) {
+    if (extent % tile == 0) return tile;
+  }
+  return 0;
+}
+
+void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles) {
+  const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
+  Operands operands = multiplicands(block);
+  if (!operands.rows || roles.spatial.size() < 2 || roles.reduce.empty()) {
+    fail("not a tileable multiply-accumulate");
+  }
+  // j: the innermost spatial loop; i: the innermost other spatial loop that the rows
+  // operand depends on (MatMul's i, a convolution's output channel).
   LoopRef j = roles.spatial.back();
-  int64_t extent_i = extent_of(sch, i);
-  int64_t extent_j = extent_of(sch, j);
-  int64_t nr = extent_j % (2 * kVectorLanes) == 0 ? 2 * kVectorLanes
-               : extent_j % kVectorLanes == 0     ? kVectorLanes
-                                                  : 0;
-  if (nr == 0) fail("the innermost spatial extent is not a multiple of the vector width");
+  std::optional<LoopRef> i;
+  for (size_t l = 0; l + 1 < roles.spatial.size(); ++l) {
+    const loop::Var* var = sch.loop_var(roles.spatial[l].var).as<loop::Var>();
+    for (const loop::IterVar& iter : block.iter_vars) {
+      if (!loop::uses_var(iter.binding, var)) continue;
+      for (const loop::Expr& index : operands.rows->indices) {
+        if (loop::uses_var(index, iter.var.as<loop::Var>())) i = roles.spatial[l];
+      }
+    }
+  }
+  if (!i) fail("the rows operand depends on no outer spatial loop");
+  int64_t extent_i = extent_of(sch, *i);
+  int64_t nr = column_tile(extent_of(sch, j));
+  if (nr == 0) fail("no column tile divides the innermost spatial extent");
   int64_t mr = extent_i % 8 == 0 ? 8 : extent_i % 4 == 0 ? 4 : extent_i % 2 == 0 ? 2 : 1;
-  if (mr == 1) fail("the second spatial extent is odd");
+  if (mr == 1) fail("the row extent is odd");
   int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
+  int columns_read = read_index(block, operands.columns);
 
   // The tile of C accumulates in a local buffer (registers, once compact-buffers has
   // shrunk it to the tile), copied out after the reduction.
-  BlockRef copy = sch.cache_write(block, 0, "local");
+  BlockRef copy = sch.cache_write(block_ref, 0, "local");
   std::vector<LoopRef> j_parts = sch.split(j, {-1, nr});
-  std::vector<LoopRef> i_parts = sch.split(i, {-1, mr});
-  std::vector<LoopRef> order(roles.spatial.begin(), roles.spatial.end() - 2);
-  order.push_back(j_parts[0]);
-  order.push_back(i_parts[0]);
+  std::vector<LoopRef> i_parts = sch.split(*i, {-1, mr});
+  std::vector<LoopRef> outer;
+  for (const LoopRef& loop : roles.spatial) {
+    if (loop.var != i->var && loop.var != j.var) outer.push_back(loop);
+  }
+  outer.push_back(j_parts[0]);
+  outer.push_back(i_parts[0]);
+  std::vector<LoopRef> order = outer;
   order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
   order.push_back(i_parts[1]);
   order.push_back(j_parts[1]);
   sch.reorder(order);
   sch.reverse_compute_at(copy, i_parts[0]);
-  // Pack the panel of the right-hand operand that one column tile reads into a
-  // contiguous buffer (compact-buffers shrinks the copy to the panel), once per column
-  // tile: every row tile then streams it from cache at unit stride.
-  int panel_read = right_operand_read(get_block(sch.func(), sch.block_name(block.var)));
-  if (panel_read >= 0) {
-    BlockRef pack = sch.cache_read(block, panel_read, "global");
+  // A GEMM's B panel that one column tile reads is copied into a contiguous buffer
+  // (compact-buffers shrinks the copy to the panel) once per column tile: every row tile
+  // then streams it from cache at unit stride. (A convolution's input window is not a
+  // panel: it is left in place.)
+  if (roles.reduce.size() == 1) {
+    BlockRef pack = sch.cache_read(block_ref, columns_read, "global");
     sch.compute_at(pack, j_parts[0]);
     sch.vectorize(innermost_loops(sch, pack, 1)[0]);
   }
-  BlockRef init = sch.decompose_reduction(block, roles.reduce.front());
+  BlockRef init = sch.decompose_reduction(block_ref, roles.reduce.front());
   // The update, the zeroing and the copy-out each work on the mr x nr tile: rows
   // unrolled, columns vectorised.
   sch.unroll(i_parts[1]);
@@ -180,9 +227,6 @@ void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles)
     sch.unroll(tile[0]);
     sch.vectorize(tile[1]);
   }
-  std::vector<LoopRef> outer(roles.spatial.begin(), roles.spatial.end() - 2);
-  outer.push_back(j_parts[0]);
-  outer.push_back(i_parts[0]);
   parallelize(sch, outer, total_work);
 }
 
