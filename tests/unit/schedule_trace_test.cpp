@@ -4,7 +4,9 @@
 
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/printer.h"
+#include "minic/schedule/rules.h"
 #include "minic/support/error.h"
+#include "schedule_kernels.h"
 
 #include <catch2/catch.hpp>
 
@@ -114,6 +116,69 @@ TEST_CASE("bad instructions are errors that leave the schedule unchanged", "[sch
              Catch::Contains("memory scope must be \"global\", \"shared\" or \"local\""));
   CHECK(loop::print_func(sch.func()) == before);
   CHECK(sch.trace().instructions.size() == 2);
+}
+
+}  // namespace minic::schedule
+
+// --- every primitive, recorded and replayed ---------------------------------------------------
+
+namespace minic::schedule {
+namespace {
+
+// Replays `trace` on `func`, then replays the recorded trace, printed and parsed, on a
+// fresh copy: the same text must give the same trace and the same loop IR.
+void check_replay_round_trip(const loop::PrimFunc& func, const Trace& trace) {
+  Schedule first(func);
+  first.replay(trace);
+  const std::string text = print_trace(first.trace());
+  Schedule second(func);
+  second.replay(parse_trace(text, "recorded.trace"));
+  CHECK(print_trace(second.trace()) == text);
+  CHECK(loop::print_func(second.func()) == loop::print_func(first.func()));
+}
+
+loop::PrimFunc kernel(const char* text) {
+  return loop::parse_loop_module(text, "kernel.mloop").functions.at(0);
+}
+
+}  // namespace
+
+TEST_CASE("traces of every primitive replay to the same IR", "[schedule_trace]") {
+  // The default CPU trace of a GEMM: get_block, get_loops, cache_write, split, reorder,
+  // reverse_compute_at, cache_read, compute_at, decompose_reduction, unroll, vectorize,
+  // parallel.
+  loop::PrimFunc gemm = kernel(test::kGemmKernel);
+  Trace gemm_trace = default_cpu_trace(gemm);
+  std::string gemm_text = print_trace(gemm_trace);
+  for (const char* primitive : {"cache_write", "split", "reorder", "reverse_compute_at",
+                                "cache_read", "compute_at", "decompose_reduction", "unroll",
+                                "vectorize", "parallel"}) {
+    CHECK_THAT(gemm_text, Catch::Contains(std::string(primitive) + "("));
+  }
+  check_replay_round_trip(gemm, gemm_trace);
+
+  // Inlining both ways, fusing, annotating.
+  check_replay_round_trip(kernel(test::kElementwiseKernel), parse_trace(R"(
+add = get_block("add")
+compute_inline(add)
+sub = get_block("sub")
+reverse_compute_inline(sub)
+relu = get_block("relu_scale")
+i, j = get_loops(relu)
+f = fuse(i, j)
+annotate_loop(f, "unroll_step", 4)
+annotate_block(relu, "priority", 1)
+)"));
+
+  // Padding a buffer's strides; binding loops to GPU axes.
+  check_replay_round_trip(kernel(test::kBiasReluKernel), parse_trace(R"(
+t = get_block("T")
+storage_align(t, 0, 0, 16, 1)
+y = get_block("Y")
+i, j = get_loops(y)
+bind(i, "blockIdx.x")
+bind(j, "threadIdx.x")
+)"));
 }
 
 }  // namespace minic::schedule
