@@ -49,7 +49,10 @@ std::string PreparedModel::describe() const {
   if (reference > 0) {
     line += fmt::format(", {} reference: {}", reference, fmt::join(stats.reference_ops, ", "));
   }
-  return line + ")";
+  const MemoryPlan& memory = compiled_->plan().memory;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  return line + fmt::format("); intermediates in a {:.1f} MiB arena ({:.1f} MiB without reuse)",
+                            memory.arena_bytes / kMiB, memory.unshared_bytes / kMiB);
 }
 
 }  // namespace minic::cli
