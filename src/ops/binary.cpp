@@ -10,7 +10,8 @@
 //
 // Compute rules (course module 3): the same formulas on loop IR expressions of the element
 // type (f16 and bf16 rounded after each operation, as the kernels do), with the integer
-// division by zero guarded by a select. BitShift has none: the loop IR has no shifts.
+// division by zero guarded by a select; BitShift is the IR's shift_left or shift_right, which
+// give 0 for a shift by the width or more, as the kernel does.
 #include "broadcast.h"
 #include "elementwise.h"
 
@@ -283,6 +284,18 @@ std::vector<ComputeTensor> pow_compute(const ComputeContext& ctx) {
   })};
 }
 
+// BitShift: shift_left(x, y) or shift_right(x, y) in the unsigned element type.
+std::vector<ComputeTensor> bitshift_compute(const ComputeContext& ctx) {
+  std::string direction = ctx.get_string("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT") {
+    ctx.fail("direction is '{}'; BitShift takes 'LEFT' or 'RIGHT'", direction);
+  }
+  std::string intrinsic = direction == "LEFT" ? "shift_left" : "shift_right";
+  return {elementwise(ctx, ctx.input(0).dtype(), [&](const std::vector<Expr>& x) {
+    return call(intrinsic, {x[0], x[1]});
+  })};
+}
+
 void add_binary(OpRegistry& registry, const char* name, int since, Operands operands,
                 Kernel kernel, ComputeRule compute = {}) {
   registry.add({.name = name,
@@ -341,7 +354,8 @@ void register_binary_ops(OpRegistry& registry) {
       return std::vector<Tensor>{std::move(out)};
     }, binary_compute(logic_exprs.at(op.name)));
   }
-  add_binary(registry, "BitShift", 11, Operands::unsigned_ints, bitshift_kernel);
+  add_binary(registry, "BitShift", 11, Operands::unsigned_ints, bitshift_kernel,
+             bitshift_compute);
 }
 
 }  // namespace minic

@@ -29,7 +29,24 @@
 // Compute rule (course module 3) for Conv: the formula above as one reduction over
 // (c, k1..kk), accumulated in f32 for f16 and bf16, a padded tap guarded by a select; the
 // bias is an elementwise stage after it, which a fused consumer (Relu) inlines.
-// ConvTranspose has none.
+//
+// Compute rule for ConvTranspose: a rule says how ONE output element is computed, so the
+// scatter above is turned around into a gather. Output position o receives tap k of input
+// position i where o = i*strides - pads_begin + k*dilations, that is where
+//   i = (o + pads_begin - k*dilations) / strides
+// is a whole number inside the input. The rule is one reduction over (c, k1..kk) in c's
+// group, a tap without such an i contributing 0 through a select:
+//
+//   Y[n, m, o] = B[m] + sum over c < C/group, k < K of
+//                (o + pads_begin - k*dilations) % strides == 0 && 0 <= i < D
+//                  ? X[n, g*C/group + c, i] * W[g*C/group + c, m % (M/group), k] : 0
+//
+// For strides 2, pads 1, kernel 3 on a 1-d input of 4 (output 7) it reads
+//   block conv_transpose(v0 = spatial(1) .., v1 = spatial(1) .., v2 = spatial(7) ..,
+//                        r0 = reduce(1) .., r1 = reduce(3) ..) {
+//     Y[v0, v1, v2] = Y[v0, v1, v2] + select((v2 + 1 - r1) floormod 2 == 0
+//         && 0 <= (v2 + 1 - r1) floordiv 2 && (v2 + 1 - r1) floordiv 2 < 4,
+//         X[v0, r0, (v2 + 1 - r1) floordiv 2] * W[r0, v1, r1], 0.0)
 #include "broadcast.h"
 #include "compute_window.h"
 #include "float_compute.h"
@@ -480,6 +497,83 @@ std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
   })};
 }
 
+// The input position along spatial axis `axis` from which tap `k` of a transposed
+// convolution reaches output position `o`, and the test that there is one (null where every
+// output position and tap have one).
+struct TransposedTap {
+  loop::Expr position;
+  loop::Expr inside;
+};
+
+TransposedTap transposed_tap(const WindowGeometry& g, size_t axis, const loop::Expr& o,
+                             const loop::Expr& k) {
+  const int64_t stride = g.strides[axis];
+  // shifted = o + pads_begin - k * dilations = i * strides.
+  loop::Expr shifted = affine(o, 1, g.pads_begin[axis]);
+  if (g.kernel[axis] > 1) shifted = shifted - affine(k, g.dilations[axis], 0);
+  const int64_t lowest = g.pads_begin[axis] - (g.kernel[axis] - 1) * g.dilations[axis];
+  const int64_t highest = g.output[axis] - 1 + g.pads_begin[axis];
+
+  TransposedTap tap;
+  tap.position = stride == 1 ? shifted : loop::FloorDiv::make(shifted, index(stride));
+  if (stride > 1) {
+    tap.inside = loop::EQ::make(loop::FloorMod::make(shifted, index(stride)), index(0));
+  }
+  // The range test only where some (o, k) falls outside the input.
+  if (lowest < 0 || floor_div(highest, stride) >= g.input[axis]) {
+    loop::Expr test = in_range(tap.position, g.input[axis]);
+    tap.inside = tap.inside ? loop::And::make(tap.inside, test) : test;
+  }
+  return tap;
+}
+
+std::vector<ComputeTensor> conv_transpose_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& w = ctx.input(1);
+  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  ConvTransposeAttributes a =
+      ConvTransposeAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  const WindowGeometry& g = a.window;
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const int64_t group_in = x.dim(1) / a.group;
+  const int64_t group_out = a.out_channels / a.group;
+  Shape reduce_extents = {group_in};
+  reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
+
+  // sum[n, m, o] = sum over c, k of X[n, channel, i(o, k)] * W[channel, m % group_out, k]
+  // with channel = group(m) * group_in + c, over the taps k that reach o.
+  ComputeTensor sum = ctx.reduce("conv_transpose", {acc, type.shape}, reduce_extents,
+                                 Reducer::sum, [&](const Indices& i, const Indices& r) {
+    loop::Expr channel = r[0];
+    loop::Expr out_channel = i[1];
+    if (a.group > 1 && group_out == 1) {
+      channel = affine(i[1], group_in, 0) + r[0];
+      out_channel = index(0);
+    } else if (a.group > 1) {
+      channel = loop::FloorDiv::make(i[1], index(group_out)) * group_in + r[0];
+      out_channel = loop::FloorMod::make(i[1], index(group_out));
+    }
+    Indices at_x = {i[0], channel};
+    Indices at_w = {channel, out_channel};
+    loop::Expr inside;
+    for (size_t axis = 0; axis < g.input.size(); ++axis) {
+      TransposedTap tap = transposed_tap(g, axis, i[2 + axis], r[1 + axis]);
+      at_x.push_back(tap.position);
+      at_w.push_back(r[1 + axis]);
+      if (tap.inside) inside = inside ? loop::And::make(inside, tap.inside) : tap.inside;
+    }
+    loop::Expr product = cast(acc, x(at_x)) * cast(acc, w(at_w));
+    return inside ? select(inside, product, constant(acc, 0)) : product;
+  });
+  if (!bias && acc == type.dtype) return {sum};
+  return {ctx.compute("conv_transpose_bias", type, [&](const Indices& i) {
+    loop::Expr value = sum(i);
+    if (bias) value = value + cast(acc, (*bias)({i[1]}));
+    return cast(type.dtype, value);
+  })};
+}
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& registry) {
@@ -497,7 +591,8 @@ void register_conv_ops(OpRegistry& registry) {
                 .max_inputs = 3,
                 .fusion = FusionKind::out_fusable,
                 .shape_rule = conv_transpose_shape,
-                .kernel = conv_transpose_kernel});
+                .kernel = conv_transpose_kernel,
+                .compute = conv_transpose_compute});
 }
 
 }  // namespace minic

@@ -98,14 +98,6 @@ ResizeAttributes ResizeAttributes::read(const NodeContext& ctx, int64_t rank) {
 
 namespace {
 
-// The per-axis outcome of reading scales or sizes.
-struct ResizePlan {
-  Shape output;
-  std::vector<double> scales;
-  std::vector<double> roi_start;
-  std::vector<double> roi_end;
-};
-
 // The inputs that fix the output size, each null when omitted or empty.
 struct ResizeInputs {
   const Tensor* roi = nullptr;
@@ -116,9 +108,8 @@ struct ResizeInputs {
 
 // Collects the inputs; value_of(index) gives input `index`'s value (omitted inputs are
 // not asked for).
-template <typename ValueOf>
 ResizeInputs gather_inputs(const NodeContext& ctx, const ResizeAttributes& a,
-                           ValueOf&& value_of) {
+                           const ResizeInputValue& value_of) {
   ResizeInputs inputs;
   auto present = [&](size_t index) -> const Tensor* {
     if (!ctx.has_input(index)) return nullptr;
@@ -142,8 +133,8 @@ ResizeInputs gather_inputs(const NodeContext& ctx, const ResizeAttributes& a,
   return inputs;
 }
 
-ResizePlan plan_resize(const NodeContext& ctx, const ResizeAttributes& a, const Shape& input,
-                       const ResizeInputs& inputs) {
+ResizePlan plan_from_inputs(const NodeContext& ctx, const ResizeAttributes& a,
+                            const Shape& input, const ResizeInputs& inputs) {
   const int64_t rank = static_cast<int64_t>(input.size());
   const size_t count = a.axes.size();
   ResizePlan plan;
@@ -212,6 +203,22 @@ ResizePlan plan_resize(const NodeContext& ctx, const ResizeAttributes& a, const 
   return plan;
 }
 
+}  // namespace
+
+ResizePlan plan_resize(const NodeContext& ctx, const ResizeAttributes& a, const Shape& input,
+                       const ResizeInputValue& value_of) {
+  return plan_from_inputs(ctx, a, input, gather_inputs(ctx, a, value_of));
+}
+
+bool resamples_axis(const ResizeAttributes& a, const ResizePlan& plan, const Shape& input,
+                    int64_t axis) {
+  const bool whole_roi = plan.roi_start[axis] == 0.0 && plan.roi_end[axis] == 1.0;
+  const bool same = plan.output[axis] == input[axis] && std::abs(plan.scales[axis] - 1) <= 1e-9;
+  return !same || (!whole_roi && a.coordinates == CoordinateMode::tf_crop_and_resize);
+}
+
+namespace {
+
 void check_resize_dtype(const NodeContext& ctx, DType dtype) {
   if (dtype == DType::boolean) ctx.fail("input X is bool; {} takes numeric tensors", ctx.node().op);
 }
@@ -220,9 +227,9 @@ std::vector<TensorType> resize_shape(const ShapeContext& ctx) {
   const TensorType& x = ctx.input_type(0);
   check_resize_dtype(ctx, x.dtype);
   ResizeAttributes a = ResizeAttributes::read(ctx, x.rank());
-  ResizeInputs inputs =
-      gather_inputs(ctx, a, [&](size_t i) -> const Tensor& { return ctx.input_value(i); });
-  return {{x.dtype, plan_resize(ctx, a, x.shape, inputs).output}};
+  ResizePlan plan =
+      plan_resize(ctx, a, x.shape, [&](size_t i) -> const Tensor& { return ctx.input_value(i); });
+  return {{x.dtype, plan.output}};
 }
 
 // Resamples `data` (of `shape`) along `axis` as `s` says; returns the new data and updates
@@ -274,16 +281,13 @@ std::vector<Tensor> resize_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   check_resize_dtype(ctx, x.dtype());
   ResizeAttributes a = ResizeAttributes::read(ctx, x.rank());
-  ResizeInputs inputs =
-      gather_inputs(ctx, a, [&](size_t i) -> const Tensor& { return ctx.input(i); });
-  ResizePlan plan = plan_resize(ctx, a, x.shape(), inputs);
+  ResizePlan plan =
+      plan_resize(ctx, a, x.shape(), [&](size_t i) -> const Tensor& { return ctx.input(i); });
 
   std::vector<double> data = x.to_double_vector();
   Shape shape = x.shape();
   for (int64_t axis : a.axes) {
-    const bool whole_roi = plan.roi_start[axis] == 0.0 && plan.roi_end[axis] == 1.0;
-    const bool same = plan.output[axis] == shape[axis] && std::abs(plan.scales[axis] - 1) <= 1e-9;
-    if (same && (whole_roi || a.coordinates != CoordinateMode::tf_crop_and_resize)) continue;
+    if (!resamples_axis(a, plan, shape, axis)) continue;
     AxisSampling s = sample_axis(a, shape[axis], plan.output[axis], plan.scales[axis],
                                  plan.roi_start[axis], plan.roi_end[axis]);
     data = resample_axis(data, shape, axis, plan.output[axis], s, a.extrapolation_value);
@@ -304,14 +308,16 @@ void register_resize_ops(OpRegistry& registry) {
                 .max_inputs = 4,
                 .fusion = FusionKind::opaque,
                 .shape_rule = resize_shape,
-                .kernel = resize_kernel});
+                .kernel = resize_kernel,
+                .compute = resize_compute});
   registry.add({.name = "Upsample",
                 .min_opset = 7,
                 .max_opset = 9,
                 .max_inputs = 2,
                 .fusion = FusionKind::opaque,
                 .shape_rule = resize_shape,
-                .kernel = resize_kernel});
+                .kernel = resize_kernel,
+                .compute = resize_compute});
 }
 
 }  // namespace minic

@@ -1,5 +1,6 @@
-// Resize's attributes and its one-axis sampling rule, shared by resize.cpp (the op) and
-// resize_coordinates.cpp (where each output position samples the input).
+// Resize's attributes and its one-axis sampling rule, shared by resize.cpp (the op),
+// resize_coordinates.cpp (where each output position samples the input) and
+// resize_compute.cpp (the same as a compute rule).
 //
 // Course module 2. Resize is separable: resizing an N-d tensor is a 1-d resampling along
 // each resized axis in turn. Along one axis, output position x maps back to a real input
@@ -7,8 +8,10 @@
 // weighted sum of a few input elements near it (the mode: nearest, linear or cubic).
 #pragma once
 
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
+#include <functional>
 #include <vector>
 
 namespace minic {
@@ -45,6 +48,28 @@ struct ResizeAttributes {
   static ResizeAttributes read(const NodeContext& ctx, int64_t rank);
 };
 
+// The per-axis outcome of reading scales or sizes: every axis of the input has an entry
+// (scale 1 and the whole of [0, 1] as crop where not resized).
+struct ResizePlan {
+  Shape output;
+  std::vector<double> scales;
+  std::vector<double> roi_start;
+  std::vector<double> roi_end;
+};
+
+// The value of the node's input `index` (roi, scales or sizes).
+using ResizeInputValue = std::function<const Tensor&(size_t index)>;
+
+// The output size, scales and crop of a Resize or Upsample node on an input of shape
+// `input`; value_of is asked only for inputs that are present. Errors name the node.
+ResizePlan plan_resize(const NodeContext& ctx, const ResizeAttributes& a, const Shape& input,
+                       const ResizeInputValue& value_of);
+
+// False for an axis that keeps its size at scale 1 (and, for tf_crop_and_resize, its whole
+// extent as crop): the kernel copies it unchanged instead of resampling it.
+bool resamples_axis(const ResizeAttributes& a, const ResizePlan& plan, const Shape& input,
+                    int64_t axis);
+
 // How one axis is resampled: output position j is
 //   sum over t < taps of weight[j * taps + t] * input[index[j * taps + t]],
 // or extrapolation_value where extrapolated[j] (tf_crop_and_resize outside the crop).
@@ -60,5 +85,8 @@ struct AxisSampling {
 // tf_crop_and_resize reads.
 AxisSampling sample_axis(const ResizeAttributes& a, int64_t input, int64_t output, double scale,
                          double roi_start, double roi_end);
+
+// The compute rule of Resize and Upsample (resize_compute.cpp).
+std::vector<ComputeTensor> resize_compute(const ComputeContext& ctx);
 
 }  // namespace minic

@@ -21,7 +21,12 @@
 //   max[g]    = max over the group of x                          (a reduction)
 //   sum[g]    = sum over the group of exp(x - max[g])            (a reduction)
 //   out[i]    = exp(x[i] - max[g]) / sum[g], or x[i] - max[g] - log(sum[g])
-// computed in f32 for f16 and bf16. Hardmax has none.
+// computed in f32 for f16 and bf16. Hardmax is three stages too, matching the kernel's
+// scan (the first element greater than every one before it, NaN never greater):
+//   max[g]    = max over the group of x, NaN left out                  (a reduction)
+//   first[g]  = min over the group of j where x_j == max[g], else n    (a reduction)
+//   out[i]    = 1 where i's index j in the group is first[g] and max[g] is not -inf, else 0
+// (with max[g] = -inf, every element -inf or NaN, the kernel's answer is index 0).
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
@@ -156,6 +161,57 @@ std::vector<ComputeTensor> softmax_compute(const ComputeContext& ctx) {
   })};
 }
 
+std::vector<ComputeTensor> hardmax_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const int64_t rank = x.rank();
+  const bool old_form = ctx.opset() < 13;
+  const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", old_form ? 1 : -1), rank);
+  const int64_t last = old_form ? rank : axis + 1;  // the group's axes are [axis, last)
+  const DType dtype = x.dtype();
+  Shape kept = x.shape();
+  Shape group;
+  for (int64_t d = axis; d < last; ++d) {
+    group.push_back(kept[d]);
+    kept[d] = 1;
+  }
+  int64_t group_size = 1;
+  for (int64_t extent : group) group_size *= extent;
+  auto element = [&](const Indices& i, const Indices& r) {
+    Indices at = i;
+    for (int64_t d = axis; d < last; ++d) at[d] = r[d - axis];
+    return x(at);
+  };
+  auto group_of = [&](const Indices& i) {
+    Indices at = i;
+    for (int64_t d = axis; d < last; ++d) at[d] = index(0);
+    return at;
+  };
+  auto position_in_group = [&](const Indices& i) {
+    Indices within(i.begin() + axis, i.begin() + last);
+    return flat_offset(within, group);
+  };
+  const std::string name = stage_name(ctx);
+  const double infinity = INFINITY;
+  ComputeTensor max = ctx.reduce(name + "_max", {dtype, kept}, group, Reducer::max,
+                                 [&](const Indices& i, const Indices& r) {
+                                   loop::Expr value = element(i, r);
+                                   return select(loop::NE::make(value, value),
+                                                 constant(dtype, -infinity), value);
+                                 });
+  ComputeTensor first = ctx.reduce(name + "_first", {DType::i64, kept}, group, Reducer::min,
+                                   [&](const Indices& i, const Indices& r) {
+                                     return select(loop::EQ::make(element(i, r), max(i)),
+                                                   flat_offset(r, group), index(group_size));
+                                   });
+  const TensorType& type = ctx.output_type(0);
+  return {ctx.compute(name, type, [&](const Indices& i) {
+    loop::Expr found = loop::NE::make(max(group_of(i)), constant(dtype, -infinity));
+    loop::Expr chosen = select(found, first(group_of(i)), index(0));
+    return select(loop::EQ::make(position_in_group(i), chosen), constant(type.dtype, 1),
+                  constant(type.dtype, 0));
+  })};
+}
+
 }  // namespace
 
 void register_softmax_ops(OpRegistry& registry) {
@@ -166,7 +222,7 @@ void register_softmax_ops(OpRegistry& registry) {
                   .fusion = FusionKind::reduction,
                   .shape_rule = softmax_shape,
                   .kernel = softmax_kernel,
-                  .compute = hardmax ? ComputeRule() : softmax_compute});
+                  .compute = hardmax ? hardmax_compute : softmax_compute});
   }
 }
 

@@ -7,8 +7,8 @@
 // Every op here has fusion kind `elementwise`: the output shape is the input shape.
 //
 // Compute rules (course module 3): the same formulas on loop IR expressions, computed in
-// f32 for f16 and bf16 inputs; the ops whose formula needs an intrinsic the loop IR lacks
-// (Sin, Cos, Tan and the inverse and hyperbolic functions but tanh) have none.
+// f32 for f16 and bf16 inputs; each libm function above is the loop IR intrinsic of the same
+// name (Sin is sin, Acosh is acosh), Softplus and Softsign are written out.
 #include "elementwise.h"
 
 #include "minic/ops/compute.h"
@@ -158,6 +158,17 @@ const std::map<std::string, ExprFormula, std::less<>> kFloatUnaryExprs = {
     {"Erf", [](Expr x) { return call("erf", {x}); }},
     {"Tanh", [](Expr x) { return call("tanh", {x}); }},
     {"Sigmoid", [](Expr x) { return call("sigmoid", {x}); }},
+    {"Sin", [](Expr x) { return call("sin", {x}); }},
+    {"Cos", [](Expr x) { return call("cos", {x}); }},
+    {"Tan", [](Expr x) { return call("tan", {x}); }},
+    {"Asin", [](Expr x) { return call("asin", {x}); }},
+    {"Acos", [](Expr x) { return call("acos", {x}); }},
+    {"Atan", [](Expr x) { return call("atan", {x}); }},
+    {"Sinh", [](Expr x) { return call("sinh", {x}); }},
+    {"Cosh", [](Expr x) { return call("cosh", {x}); }},
+    {"Asinh", [](Expr x) { return call("asinh", {x}); }},
+    {"Acosh", [](Expr x) { return call("acosh", {x}); }},
+    {"Atanh", [](Expr x) { return call("atanh", {x}); }},
     {"Softplus", softplus_expr},
     {"Softsign", [](Expr x) {
        return loop::Div::make(x, constant(x.type().dtype, 1) + call("fabs", {x}));

@@ -189,7 +189,8 @@ TEST_CASE("every compiled intrinsic matches the interpreter within rtol 1e-5 in 
           "[llvm]") {
   std::mt19937 rng(15);
   for (const char* name : {"exp", "log", "sqrt", "tanh", "erf", "sigmoid", "fabs", "floor",
-                           "ceil", "round", "pow"}) {
+                           "ceil", "round", "pow", "sin", "cos", "tan", "asin", "acos", "atan",
+                           "sinh", "cosh", "asinh", "acosh", "atanh"}) {
     INFO(name);
     ValueFn call = [&](Expr a, Expr b) {
       std::vector<Expr> args = {a};
@@ -201,6 +202,26 @@ TEST_CASE("every compiled intrinsic matches the interpreter within rtol 1e-5 in 
     check_elementwise(DType::f32, DType::f32, call, float_arguments(DType::f32, rng, -30, 30));
     check_elementwise(DType::f64, DType::f64, call, float_arguments(DType::f64, rng, -5, 5),
                       {1e-13, 1e-300});
+  }
+}
+
+TEST_CASE("compiled shifts match the interpreter, 0 for a shift by the width or more",
+          "[llvm]") {
+  std::mt19937 rng(17);
+  for (DType dtype : {DType::u8, DType::u16, DType::u32, DType::u64}) {
+    INFO(dtype_name(dtype));
+    for (const char* name : {"shift_left", "shift_right"}) {
+      INFO(name);
+      ValueFn shift = [&](Expr a, Expr b) { return Call::make(a.type(), name, {a, b}); };
+      Tensor a(DType::i64, {kElements});
+      Tensor b(DType::i64, {kElements});
+      std::uniform_int_distribution<int64_t> value(0, 1'000'000'007);
+      std::uniform_int_distribution<int64_t> amount(0, 70);  // past every width
+      for (int64_t& x : a.values<int64_t>()) x = value(rng);
+      for (int64_t& x : b.values<int64_t>()) x = amount(rng);
+      std::vector<Tensor> args = {a.cast(dtype), b.cast(dtype), Tensor(dtype, {kElements})};
+      check_elementwise(dtype, dtype, shift, args, {0, 0});
+    }
   }
 }
 

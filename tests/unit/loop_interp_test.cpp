@@ -295,3 +295,53 @@ TEST_CASE("allocated memory reads as NaN until written", "[loop_interp]") {
   auto out = values_of<float>(b);
   REQUIRE((out[0] == 1.0f && out[1] == 2.0f && std::isnan(out[2]) && std::isnan(out[3])));
 }
+
+TEST_CASE("intrinsics: trigonometry in double rounded to the type; shifts past the width give 0",
+          "[loop_interp]") {
+  Tensor a = tensor_of<float>({0.5f, -0.25f, 0.75f});
+  Tensor c(DType::f32, {3});
+  for (auto [name, formula] : std::vector<std::pair<std::string, double (*)(double)>>{
+           {"sin", std::sin},   {"cos", std::cos},     {"tan", std::tan},
+           {"asin", std::asin}, {"acos", std::acos},   {"atan", std::atan},
+           {"sinh", std::sinh}, {"cosh", std::cosh},   {"asinh", std::asinh},
+           {"atanh", std::atanh}}) {
+    INFO(name);
+    std::string intrinsic = name;
+    run_func(elementwise(DType::f32, DType::f32, 3,
+                         [&](Expr x, Expr) { return Call::make(DataType::f32(), intrinsic, {x}); }),
+             {&a, &a, &c});
+    for (int64_t k = 0; k < 3; ++k) {
+      REQUIRE(c.values<float>()[k] == static_cast<float>(formula(a.values<float>()[k])));
+    }
+  }
+  Tensor above_one = tensor_of<float>({1.5f, 2.0f, 0.5f});
+  run_func(elementwise(DType::f32, DType::f32, 3,
+                       [](Expr x, Expr) { return Call::make(DataType::f32(), "acosh", {x}); }),
+           {&above_one, &above_one, &c});
+  REQUIRE(c.values<float>()[0] == static_cast<float>(std::acosh(1.5)));
+  REQUIRE(std::isnan(c.values<float>()[2]));
+
+  // u8: 200 << 1 wraps to 144; shifts by 8 or more give 0.
+  Tensor x = Tensor(DType::i64, {4});
+  x.values<int64_t>()[0] = 200;
+  x.values<int64_t>()[1] = 200;
+  x.values<int64_t>()[2] = 255;
+  x.values<int64_t>()[3] = 255;
+  Tensor amount = Tensor(DType::i64, {4});
+  amount.values<int64_t>()[0] = 1;
+  amount.values<int64_t>()[1] = 3;
+  amount.values<int64_t>()[2] = 8;
+  amount.values<int64_t>()[3] = 200;
+  Tensor u = x.cast(DType::u8);
+  Tensor s = amount.cast(DType::u8);
+  Tensor out(DType::u8, {4});
+  auto shift = [](const char* name) {
+    return [name](Expr p, Expr q) { return Call::make(p.type(), name, {p, q}); };
+  };
+  run_func(elementwise(DType::u8, DType::u8, 4, shift("shift_left")), {&u, &s, &out});
+  REQUIRE(values_of<uint8_t>(out) == std::vector<uint8_t>{144, 64, 0, 0});
+  run_func(elementwise(DType::u8, DType::u8, 4, shift("shift_right")), {&u, &s, &out});
+  REQUIRE(values_of<uint8_t>(out) == std::vector<uint8_t>{100, 25, 0, 0});
+  REQUIRE_THROWS_WITH(Call::make(DataType::f32(), "shift_left", {f32(1.0), f32(2.0)}),
+                      Catch::Contains("shifts take unsigned integers"));
+}

@@ -464,29 +464,28 @@ TEST_CASE("an expression that doubles at every op is kept in buffers", "[lower]"
 }
 
 TEST_CASE("lowering names the op without a compute rule and the node", "[lower]") {
+  // Every op has a rule; a Cast to float8 is a form of one that has none.
   Graph graph = parse_graph(R"(
-graph g(%x: f32[4]) -> (%y: f32[4]) opset 17 {
-  %s = Sin(%x) @"layer/sine"
-  %y = Relu(%s)
+graph g(%x: f32[4]) -> (%y: f8e4m3fn[4]) opset 17 {
+  %r = Relu(%x)
+  %y = Cast(%r) {to=17} @"layer/cast"
   return %y
 }
 )");
   infer_shapes(graph);
-  CHECK_FALSE(has_compute_rule("Sin"));
   CHECK(has_compute_rule("Relu"));
-  const Node* sine = graph.nodes()[0];
-  CHECK_FALSE(can_lower(*sine));
-  CHECK_THROWS_WITH(lower_node(*sine, graph.opset),
-                    Catch::Contains("no compute rule for op Sin (node 'layer/sine')"));
-  CHECK_THROWS_AS(lower_node(*sine, graph.opset), NoComputeRule);
-  CHECK_THROWS_WITH(lower_graph(graph), Catch::Contains("no compute rule for op Sin"));
+  const Node* cast = graph.nodes()[1];
+  CHECK_THROWS_WITH(lower_node(*cast, graph.opset),
+                    Catch::Contains("no compute rule for op Cast (node 'layer/cast')"));
+  CHECK_THROWS_AS(lower_node(*cast, graph.opset), NoComputeRule);
+  CHECK_THROWS_WITH(lower_graph(graph), Catch::Contains("no compute rule for op Cast"));
   std::vector<const Node*> skipped;
   loop::LoopModule module = lower_graph(graph, &skipped);
   REQUIRE(skipped.size() == 1);
-  CHECK(skipped[0] == sine);
+  CHECK(skipped[0] == cast);
   REQUIRE(module.functions.size() == 1);
-  CHECK(module.functions[0].name == "Relu_y");
-  CHECK(kernel_name(*sine) == "layer_sine");
+  CHECK(module.functions[0].name == "Relu_r");
+  CHECK(kernel_name(*cast) == "layer_cast");
 }
 
 TEST_CASE("a rule refusing a form of its op gives NoComputeRule, and lower_graph skips it",
@@ -525,4 +524,51 @@ graph g(%x: f32[4]) -> (%y: f32[4]) opset 17 {
   CHECK(module.functions[2].name == "Neg_y");
   std::string text = loop::print_module(module);
   CHECK(loop::print_module(loop::parse_loop_module(text, "module")) == text);
+}
+
+TEST_CASE("the trigonometric and hyperbolic rules agree with their kernels", "[lower]") {
+  std::string text = "graph trig(%x: f32[3,4], %h: f16[5]) -> (";
+  std::string body;
+  std::string outputs;
+  int count = 0;
+  for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+                         "Acosh", "Atanh"}) {
+    text += fmt::format("{}%y{}: f32[3,4], %z{}: f16[5]", count == 0 ? "" : ", ", count, count);
+    body += fmt::format("  %y{} = {}(%x)\n  %z{} = {}(%h)\n", count, op, count, op);
+    outputs += fmt::format("{}%y{}, %z{}", count == 0 ? "" : ", ", count, count);
+    ++count;
+  }
+  text += ") opset 17 {\n" + body + "  return " + outputs + "\n}\n";
+  auto functions = lower_and_check(text);
+  CHECK(functions.size() == 2 * static_cast<size_t>(count));
+}
+
+TEST_CASE("the Hardmax rule agrees with its kernel for both forms of the axis", "[lower]") {
+  for (int opset : {11, 13}) {
+    for (int axis : {0, 1, -1}) {
+      CAPTURE(opset, axis);
+      lower_and_check(fmt::format(R"(
+graph hardmax(%x: f32[3,4,5]) -> (%y: f32[3,4,5]) opset {} {{
+  %y = Hardmax(%x) {{axis={}}}
+  return %y
+}}
+)",
+                                  opset, axis));
+    }
+  }
+}
+
+TEST_CASE("the BitShift rule agrees with its kernel", "[lower]") {
+  lower_and_check(R"(
+graph shifts(%a: u8[2,3], %b: u8[3], %c: u32[4], %d: u64[4]) -> (%l: u8[2,3], %r: u8[2,3],
+             %s: u32[4], %t: u64[4]) opset 17 {
+  %l = BitShift(%a, %b) {direction="LEFT"}
+  %r = BitShift(%a, %b) {direction="RIGHT"}
+  %c2 = Add(%c, %c)
+  %d2 = Add(%d, %d)
+  %s = BitShift(%c, %c2) {direction="LEFT"}
+  %t = BitShift(%d, %d2) {direction="RIGHT"}
+  return %l, %r, %s, %t
+}
+)");
 }

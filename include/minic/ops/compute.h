@@ -181,8 +181,8 @@ loop::Expr constant(DType dtype, double value);
 loop::Expr element_constant(const Tensor& tensor, int64_t position);
 // The i64 immediate `value` (an index).
 loop::Expr index(int64_t value);
-// The math intrinsic `name` (exp, log, sqrt, tanh, erf, sigmoid, fabs, floor, ceil, round,
-// pow) applied to arguments of one float type.
+// The intrinsic `name` (see loop::Call: exp, log, sin, pow, ... on floats, shift_left and
+// shift_right on unsigned integers) applied to arguments of one type.
 loop::Expr call(const std::string& name, std::vector<loop::Expr> args);
 loop::Expr select(loop::Expr condition, loop::Expr if_true, loop::Expr if_false);
 // `value` converted to `dtype` as Tensor::cast converts (no node when already of it).

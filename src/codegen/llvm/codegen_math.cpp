@@ -12,6 +12,11 @@
 //   log pow                      llvm.log / llvm.pow on double (libm calls, one a lane)
 //   tanh and erf of f64          libm's tanh / erf, one call a lane (their f32 forms lose
 //                                relative precision near 0 that f64 would show)
+//   sin cos tan asin acos atan   libm's double functions, one call a lane: simple and
+//   sinh cosh asinh acosh atanh  correctly rounded to f32 in practice, but not vectorised
+//   shift_left shift_right       shl / lshr on the unsigned integer itself, selecting 0
+//                                where the amount is the bit width or more (LLVM's
+//                                shifts give poison there; select keeps it unused)
 //
 // exp(x) in three steps (the textbook method):
 //   1. x = n ln2 + r with n = round(x / ln2), so |r| <= ln2 / 2; ln2 is split in two parts
@@ -44,17 +49,40 @@ constexpr double kErfClamp = 4.0;
 constexpr int kErfTerms = 54;
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
 
+// The intrinsics computed by libm's double function of the same name.
+bool is_libm_function(const std::string& name) {
+  static const char* const kNames[] = {"sin",  "cos",  "tan",   "asin",  "acos", "atan",
+                                       "sinh", "cosh", "asinh", "acosh", "atanh"};
+  for (const char* candidate : kNames) {
+    if (name == candidate) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 llvm::Value* CodeGen::emit_call(const Call* node) {
   const std::string& name = node->name;
   DType dtype = node->type.dtype;
+  std::vector<llvm::Value*> args;
+  auto& B = builder_;
+  if (name == "shift_left" || name == "shift_right") {
+    if (!is_unsigned_int(dtype)) {
+      error("intrinsic " + name + " of " + type_name(node->type) + ": shifts take unsigned "
+            "integers");
+    }
+    for (const Expr& arg : node->args) args.push_back(emit(arg));
+    llvm::Type* type = args[0]->getType();
+    llvm::Value* shifted = name == "shift_left" ? B.CreateShl(args[0], args[1])
+                                                : B.CreateLShr(args[0], args[1]);
+    unsigned bits = type->getScalarSizeInBits();
+    llvm::Value* too_far = B.CreateICmpUGE(args[1], llvm::ConstantInt::get(type, bits));
+    return B.CreateSelect(too_far, llvm::ConstantInt::get(type, 0), shifted);
+  }
   if (!is_float(dtype)) {
     error("intrinsic " + name + " of " + type_name(node->type) + ": intrinsics take floats");
   }
-  std::vector<llvm::Value*> args;
   for (const Expr& arg : node->args) args.push_back(emit(arg));
-  auto& B = builder_;
   auto exact = [&](llvm::Intrinsic::ID id) { return B.CreateUnaryIntrinsic(id, args[0]); };
   if (name == "fabs") return exact(llvm::Intrinsic::fabs);
   if (name == "floor") return exact(llvm::Intrinsic::floor);
@@ -83,6 +111,8 @@ llvm::Value* CodeGen::emit_call(const Call* node) {
     result = B.CreateUnaryIntrinsic(llvm::Intrinsic::log, x);
   } else if (name == "pow") {
     result = B.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, widen(args[1]));
+  } else if (is_libm_function(name)) {
+    result = emit_libm_call(name.c_str(), x);
   } else {
     error("the LLVM backend has no intrinsic '" + name + "'");
   }

@@ -36,6 +36,9 @@ static inline int64_t floormod(int64_t a, int64_t b) {
 }
 static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 static inline double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+// The IR's shifts of unsigned integers give 0 for a shift by the bit width or more.
+#define shift_left(a, b) ((b) >= 8 * sizeof(a) ? 0 : (a) << (b))
+#define shift_right(a, b) ((b) >= 8 * sizeof(a) ? 0 : (a) >> (b))
 )";
 
 // C keywords, and the names the prelude, <math.h>, <stdint.h> and the printed code use.
@@ -46,12 +49,15 @@ const std::set<std::string_view> kReservedInC = {
     "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
     "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
     // the prelude, and the CUDA words GPU code uses
-    "min", "max", "floordiv", "floormod", "sigmoid", "sigmoidf", "__shared__", "__syncthreads",
+    "min", "max", "floordiv", "floormod", "sigmoid", "sigmoidf", "shift_left", "shift_right",
+    "__shared__", "__syncthreads",
     // <stdint.h> and <math.h>
     "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
     "INT64_C", "INT64_MIN", "NAN", "INFINITY", "exp", "expf", "log", "logf", "sqrt", "sqrtf",
     "tanh", "tanhf", "erf", "erff", "fabs", "fabsf", "floor", "floorf", "ceil", "ceilf", "rint",
-    "rintf", "pow", "powf", "fmod", "fmodf",
+    "rintf", "pow", "powf", "fmod", "fmodf", "sin", "sinf", "cos", "cosf", "tan", "tanf", "asin",
+    "asinf", "acos", "acosf", "atan", "atanf", "sinh", "sinhf", "cosh", "coshf", "asinh",
+    "asinhf", "acosh", "acoshf", "atanh", "atanhf",
 };
 
 }  // namespace
@@ -110,8 +116,10 @@ std::optional<COp> c_operator(const Expr& e) {
 }
 
 // f16 and bf16 compute through the float functions, as minic's kernels do. IR `round`
-// rounds half to even, as rint does in the default rounding mode.
+// rounds half to even, as rint does in the default rounding mode. The shifts are the
+// prelude's macros, one name for every type.
 std::string c_function(const std::string& name, DType dtype) {
+  if (name == "shift_left" || name == "shift_right") return name;
   std::string base = name == "round" ? "rint" : name;
   return dtype == DType::f64 ? base : base + "f";
 }

@@ -161,15 +161,21 @@ Expr Load::make(Buffer buffer, std::vector<Expr> indices) {
 
 namespace {
 
-// The math intrinsics a Call may name, with their argument counts.
+// The intrinsics a Call may name, with their argument counts: math on floats, and the two
+// shifts on unsigned integers.
 struct Intrinsic {
   const char* name;
   size_t arity;
 };
-constexpr std::array<Intrinsic, 11> kIntrinsics = {{
-    {"exp", 1}, {"log", 1}, {"sqrt", 1}, {"tanh", 1}, {"erf", 1}, {"sigmoid", 1},
-    {"fabs", 1}, {"floor", 1}, {"ceil", 1}, {"round", 1}, {"pow", 2},
+constexpr std::array<Intrinsic, 24> kIntrinsics = {{
+    {"exp", 1},   {"log", 1},   {"sqrt", 1},  {"tanh", 1},  {"erf", 1},   {"sigmoid", 1},
+    {"fabs", 1},  {"floor", 1}, {"ceil", 1},  {"round", 1}, {"pow", 2},   {"sin", 1},
+    {"cos", 1},   {"tan", 1},   {"asin", 1},  {"acos", 1},  {"atan", 1},  {"sinh", 1},
+    {"cosh", 1},  {"asinh", 1}, {"acosh", 1}, {"atanh", 1}, {"shift_left", 2},
+    {"shift_right", 2},
 }};
+
+bool is_shift(const std::string& name) { return name == "shift_left" || name == "shift_right"; }
 
 }  // namespace
 
@@ -187,6 +193,12 @@ Expr Call::make(DataType type, std::string name, std::vector<Expr> args) {
     require_defined(arg, "an intrinsic argument");
     require(arg.type() == type, "{} of {} giving {}", name, type_name(arg.type()),
             type_name(type));
+  }
+  if (is_shift(name)) {
+    require(is_unsigned_int(type.dtype), "{} of {}: shifts take unsigned integers", name,
+            type_name(type));
+  } else {
+    require(is_float(type.dtype), "{} of {}: math intrinsics take floats", name, type_name(type));
   }
   return Expr(std::make_shared<Call>(type, std::move(name), std::move(args)));
 }

@@ -12,9 +12,10 @@
 //     the most negative value divided by -1 wraps (no undefined behaviour);
 //   - Min and Max of floats propagate NaN (as ONNX's Min, Max and Relu do); comparisons
 //     are C's (false for NaN, but NE);
-//   - intrinsics are computed in double and rounded to the type (f16 and bf16 through
+//   - math intrinsics are computed in double and rounded to the type (f16 and bf16 through
 //     float); round() goes half to even. Compiled code calling a float libm may differ
-//     from these by an ulp;
+//     from these by an ulp. The shifts of unsigned integers give 0 for a shift by the
+//     bit width or more;
 //   - Cast converts as Tensor::cast does (the same rules: floats to integers truncate
 //     and saturate, NaN gives 0; anything to bool is value != 0);
 //   - Select with a scalar condition evaluates only the operand it picks (as C's ?:
@@ -125,7 +126,27 @@ double intrinsic(const std::string& name, double x, double y) {
   if (name == "ceil") return std::ceil(x);
   if (name == "round") return std::nearbyint(x);  // half to even in the default mode
   if (name == "pow") return std::pow(x, y);
+  if (name == "sin") return std::sin(x);
+  if (name == "cos") return std::cos(x);
+  if (name == "tan") return std::tan(x);
+  if (name == "asin") return std::asin(x);
+  if (name == "acos") return std::acos(x);
+  if (name == "atan") return std::atan(x);
+  if (name == "sinh") return std::sinh(x);
+  if (name == "cosh") return std::cosh(x);
+  if (name == "asinh") return std::asinh(x);
+  if (name == "acosh") return std::acosh(x);
+  if (name == "atanh") return std::atanh(x);
   fail("the interpreter has no intrinsic '{}'", name);
+}
+
+// shift_left and shift_right of an unsigned integer `bits` wide; a shift by the width or
+// more gives 0 (C leaves it undefined). The caller truncates the result to the type.
+uint64_t shift(const std::string& name, uint64_t x, uint64_t amount, uint64_t bits) {
+  if (amount >= bits) return 0;
+  if (name == "shift_left") return x << amount;
+  if (name == "shift_right") return x >> amount;
+  fail("the interpreter has no integer intrinsic '{}'", name);
 }
 
 class Evaluator {
@@ -250,9 +271,16 @@ class Evaluator {
           double y = args.size() > 1 ? static_cast<double>(get<T>(args[1][lane])) : 0.0;
           result[lane] = make_scalar<T>(static_cast<C>(intrinsic(node->name, x, y)));
         }
+      } else if constexpr (std::is_unsigned_v<C> && !std::is_same_v<T, bool>) {
+        for (int lane = 0; lane < result.lanes(); ++lane) {
+          uint64_t x = get<T>(args[0][lane]);
+          uint64_t amount = get<T>(args[1][lane]);
+          uint64_t value = shift(node->name, x, amount, sizeof(T) * 8);
+          result[lane] = make_scalar<T>(static_cast<C>(value));
+        }
       } else {
-        fail("intrinsic {} of {}: the interpreter computes intrinsics on floats only",
-             node->name, type_name(node->type));
+        fail("intrinsic {} of {}: the interpreter computes math on floats and shifts on "
+             "unsigned integers only", node->name, type_name(node->type));
       }
     });
     return result;

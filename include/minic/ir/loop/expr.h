@@ -224,8 +224,10 @@ struct Load : ExprNode {
       : ExprNode(kKind, type), buffer(std::move(buffer)), indices(std::move(indices)) {}
 };
 
-// A call to a math intrinsic, lane by lane: exp, log, sqrt, tanh, erf, sigmoid, fabs,
-// floor, ceil, round, pow (two arguments). The list is intrinsic_names() in expr.cpp.
+// A call to an intrinsic, lane by lane. Math on floats: exp, log, sqrt, tanh, erf, sigmoid,
+// fabs, floor, ceil, round, pow (two arguments), sin, cos, tan, asin, acos, atan, sinh, cosh,
+// asinh, acosh, atanh. Shifts of unsigned integers (two arguments): shift_left, shift_right,
+// giving 0 for a shift by the bit width or more. The list is kIntrinsics in expr.cpp.
 struct Call : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Call;
   std::string name;
