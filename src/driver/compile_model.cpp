@@ -26,10 +26,12 @@ double ms_since(Clock::time_point start) {
 
 // The loop passes every scheduled kernel goes through before code generation: blocks to
 // plain statements, staging buffers shrunk to their tiles (so that accumulators can live
-// in registers), unrolled loops expanded, index arithmetic simplified, vector loops as
-// vector code.
-const std::vector<std::string> kLoopPipeline = {"lower-blocks", "compact-buffers",
-                                                "unroll-loops", "simplify", "vectorize-loops"};
+// in registers), unrolled loops expanded, buffers flattened to offsets (where a reshaped
+// index such as (p / W) * W + p % W simplifies back to p), index arithmetic simplified,
+// vector loops as vector code.
+const std::vector<std::string> kLoopPipeline = {"lower-blocks",    "compact-buffers",
+                                                "unroll-loops",    "flatten-buffers",
+                                                "simplify",        "vectorize-loops"};
 
 }  // namespace
 

@@ -425,11 +425,69 @@ std::vector<Tensor> conv_transpose_kernel(const KernelContext& ctx) {
 
 // --- compute rule -------------------------------------------------------------------------------
 
+// True for a pointwise convolution: 1x1 kernel, stride 1, no dilation, no padding, one
+// group. It is a matrix product over flattened spatial positions.
+bool is_pointwise(const ConvAttributes& a) {
+  const WindowGeometry& g = a.window;
+  auto all_ones = [](const Shape& values) {
+    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 1; });
+  };
+  auto all_zeros = [](const Shape& values) {
+    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 0; });
+  };
+  return a.group == 1 && all_ones(g.kernel) && all_ones(g.strides) && all_ones(g.dilations) &&
+         all_zeros(g.pads_begin) && all_zeros(g.pads_end);
+}
+
+// A pointwise convolution as the GEMM it is: sum[n, m, p] = sum over c of X[n, c, p] *
+// W[m, c], p running over the flattened spatial positions, so that its innermost loop
+// runs over all of them (H * W, a multiple of 16 far more often than W alone). X is read
+// at (p / W, p % W), which flatten-buffers and simplify turn back into the offset p.
+std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
+                                                  const ConvAttributes& a) {
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& w = ctx.input(1);
+  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const Shape& spatial = a.window.output;
+  const int64_t positions = num_elements(spatial);
+  // The spatial indices of flat position p, outermost first.
+  auto unflatten = [&](const loop::Expr& p) {
+    Indices at(spatial.size());
+    loop::Expr rest = p;
+    for (size_t axis = spatial.size(); axis-- > 0;) {
+      at[axis] = axis == 0 ? rest : loop::FloorMod::make(rest, index(spatial[axis]));
+      rest = loop::FloorDiv::make(rest, index(spatial[axis]));
+    }
+    return at;
+  };
+  ComputeTensor sum = ctx.reduce(
+      "conv", {acc, {type.shape[0], type.shape[1], positions}}, {w.dim(1)}, Reducer::sum,
+      [&](const Indices& i, const Indices& r) {
+        Indices at_x = {i[0], r[0]};
+        Indices at_w = {i[1], r[0]};
+        for (const loop::Expr& position : unflatten(i[2])) at_x.push_back(position);
+        for (size_t axis = 0; axis < spatial.size(); ++axis) at_w.push_back(index(0));
+        return cast(acc, x(at_x)) * cast(acc, w(at_w));
+      });
+  return {ctx.compute("conv_bias", type, [&](const Indices& i) {
+    loop::Expr position = i[2];
+    for (size_t axis = 1; axis < spatial.size(); ++axis) {
+      position = position * spatial[axis] + i[2 + axis];
+    }
+    loop::Expr value = sum({i[0], i[1], position});
+    if (bias) value = value + cast(acc, (*bias)({i[1]}));
+    return cast(type.dtype, value);
+  })};
+}
+
 std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
   const ComputeTensor& x = ctx.input(0);
   const ComputeTensor& w = ctx.input(1);
   const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  if (is_pointwise(a)) return pointwise_conv_compute(ctx, a);
   const WindowGeometry& g = a.window;
   const TensorType& type = ctx.output_type(0);
   const DType acc = accumulation_dtype(type.dtype);

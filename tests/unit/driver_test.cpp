@@ -57,9 +57,9 @@ TEST_CASE("a MatMul tiled by the GEMM rule matches the interpreter", "[driver]")
   %c = MatMul(%a, %b)
   return %c
 })");
-  // The rule applied: an 8x32 accumulator tile and a packed 48x32 panel of b.
-  CHECK_THAT(kernels, Catch::Contains("alloc c_local: f32[8,32] local"));
-  CHECK_THAT(kernels, Catch::Contains("alloc b_global: f32[48,32]"));
+  // The rule applied: an 8x32 accumulator tile and a packed 48x32 panel of b (flattened).
+  CHECK_THAT(kernels, Catch::Contains("alloc c_local: f32[256] local"));
+  CHECK_THAT(kernels, Catch::Contains("alloc b_global: f32[1536]"));
 }
 
 TEST_CASE("a batched MatMul with a bias and Relu epilogue matches the interpreter",
@@ -83,6 +83,12 @@ TEST_CASE("convolutions, with and without the GEMM rule, match the interpreter",
   %y = Conv(%x, %w)
   return %y
 })");
+  // A pointwise convolution with a bias: a GEMM over the 12 x 12 flattened positions.
+  std::string kernels = check_against_interpreter(R"(graph g(%x: f32[1,8,12,12], %w: f32[16,8,1,1], %b: f32[16]) -> (%y: f32[1,16,12,12]) opset 17 {
+  %y = Conv(%x, %w, %b)
+  return %y
+})");
+  CHECK_THAT(kernels, Catch::Contains("local"));
 }
 
 TEST_CASE("every kernel runs on one thread and on several with the same results",

@@ -228,6 +228,8 @@ const std::vector<Rule>& rule_table() {
       {index, floormod(x, c1), x, positive(c1) && in_range(x, c1)},
       {index, floordiv(x, c1) * c1 + floormod(x, c1), x, positive(c1)},
       {index, floormod(x, c1) + floordiv(x, c1) * c1, x, positive(c1)},
+      {index, (y + floordiv(x, c1) * c1) + floormod(x, c1), y + x, positive(c1)},
+      {index, (y + floormod(x, c1)) + floordiv(x, c1) * c1, y + x, positive(c1)},
 
       // Min and max.
       {exact, min(x, x), x},

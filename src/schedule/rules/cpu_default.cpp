@@ -210,9 +210,9 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   sch.reverse_compute_at(copy, i_parts[0]);
   // A GEMM's B panel that one column tile reads is copied into a contiguous buffer
   // (compact-buffers shrinks the copy to the panel) once per column tile: every row tile
-  // then streams it from cache at unit stride. (A convolution's input window is not a
-  // panel: it is left in place.)
-  if (roles.reduce.size() == 1) {
+  // then streams it from cache at unit stride. (Only a matrix is packed: a convolution's
+  // input, even a pointwise one read as a matrix, is left in place.)
+  if (roles.reduce.size() == 1 && operands.columns->buffer->rank() == 2) {
     BlockRef pack = sch.cache_read(block_ref, columns_read, "global");
     sch.compute_at(pack, j_parts[0]);
     sch.vectorize(innermost_loops(sch, pack, 1)[0]);
