@@ -26,9 +26,9 @@
 // contiguous memory, which the compiler vectorises; the index arithmetic for padding is
 // done once per row (inside_range), not per element.
 //
-// Compute rule (course module 3) for Conv: the formula above as one reduction over
-// (c, k1..kk), accumulated in f32 for f16 and bf16, a padded tap guarded by a select; the
-// bias is an elementwise stage after it, which a fused consumer (Relu) inlines.
+// Conv's compute rules (course module 3) are in conv_compute.cpp: the formula above as a
+// GEMM over flattened positions where the strides allow it, else as one reduction over
+// (c, k1..kk) per output element.
 //
 // Compute rule for ConvTranspose: a rule says how ONE output element is computed, so the
 // scatter above is turned around into a gather. Output position o receives tap k of input
@@ -47,6 +47,8 @@
 //     Y[v0, v1, v2] = Y[v0, v1, v2] + select((v2 + 1 - r1) floormod 2 == 0
 //         && 0 <= (v2 + 1 - r1) floordiv 2 && (v2 + 1 - r1) floordiv 2 < 4,
 //         X[v0, r0, (v2 + 1 - r1) floordiv 2] * W[r0, v1, r1], 0.0)
+#include "conv.h"
+
 #include "broadcast.h"
 #include "compute_window.h"
 #include "float_compute.h"
@@ -86,68 +88,6 @@ std::vector<Shape> row_coordinates(const Shape& shape) {
   return rows;
 }
 
-// Checks the types of X, W and B common to Conv and ConvTranspose; returns the spatial rank.
-int64_t check_conv_inputs(const NodeContext& ctx, const TensorType& x, const TensorType& w,
-                          const TensorType* bias) {
-  if (x.rank() < 3) {
-    ctx.fail("input X is {}; {} needs N x C x D1 x ... (at least one spatial axis)",
-             type_string(x), ctx.node().op);
-  }
-  if (w.rank() != x.rank()) {
-    ctx.fail("weight W is {} but X is {}: W needs the same rank as X", type_string(w),
-             type_string(x));
-  }
-  if (w.dtype != x.dtype) {
-    ctx.fail("weight W is {} but X is {}", dtype_name(w.dtype), dtype_name(x.dtype));
-  }
-  if (bias && (bias->rank() != 1 || bias->dtype != x.dtype)) {
-    ctx.fail("bias B is {}; it should be a vector of {}", type_string(*bias), dtype_name(x.dtype));
-  }
-  return x.rank() - 2;
-}
-
-// The kernel extent: W's spatial dimensions, which `kernel_shape`, if given, must match.
-Shape read_kernel_shape(const NodeContext& ctx, const TensorType& w) {
-  Shape kernel(w.shape.begin() + 2, w.shape.end());
-  if (ctx.has_attr("kernel_shape") && ctx.get_ints("kernel_shape") != kernel) {
-    ctx.fail("attribute kernel_shape {} does not match the weight W {}",
-             shape_string(ctx.get_ints("kernel_shape")), type_string(w));
-  }
-  return kernel;
-}
-
-// --- Conv ---------------------------------------------------------------------------------------
-
-struct ConvAttributes {
-  int64_t group = 1;
-  WindowGeometry window;
-
-  static ConvAttributes read(const NodeContext& ctx, const TensorType& x, const TensorType& w,
-                             const TensorType* bias) {
-    int64_t rank = check_conv_inputs(ctx, x, w, bias);
-    ConvAttributes a;
-    a.group = ctx.get_int("group", 1);
-    if (a.group < 1) ctx.fail("attribute group is {}; it must be positive", a.group);
-    const int64_t in_channels = x.shape[1];
-    const int64_t out_channels = w.shape[0];
-    if (in_channels % a.group != 0 || out_channels % a.group != 0) {
-      ctx.fail("group {} does not divide the input channels ({}) and output channels ({})",
-               a.group, in_channels, out_channels);
-    }
-    if (w.shape[1] * a.group != in_channels) {
-      ctx.fail("weight W {} expects {} input channels per group, {} in all, but X {} has {}",
-               type_string(w), w.shape[1], w.shape[1] * a.group, type_string(x), in_channels);
-    }
-    if (bias && bias->shape[0] != out_channels) {
-      ctx.fail("bias B {} should have one entry per output channel ({})", type_string(*bias),
-               out_channels);
-    }
-    Shape spatial(x.shape.begin() + 2, x.shape.end());
-    a.window = read_window(ctx, spatial, read_kernel_shape(ctx, w), /*ceil_mode=*/false);
-    MINIC_CHECK(a.window.rank() == rank);
-    return a;
-  }
-};
 
 // Direct convolution in the compute type C. x: [N, C, in...], w: [M, C/group, kernel...],
 // bias: [M] or null, y: [N, M, out...].
@@ -423,137 +363,7 @@ std::vector<Tensor> conv_transpose_kernel(const KernelContext& ctx) {
   return {std::move(y)};
 }
 
-// --- compute rule -------------------------------------------------------------------------------
-
-// True for a pointwise convolution: 1x1 kernel, stride 1, no dilation, no padding, one
-// group. It is a matrix product over flattened spatial positions.
-bool is_pointwise(const ConvAttributes& a) {
-  const WindowGeometry& g = a.window;
-  auto all_ones = [](const Shape& values) {
-    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 1; });
-  };
-  auto all_zeros = [](const Shape& values) {
-    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 0; });
-  };
-  return a.group == 1 && all_ones(g.kernel) && all_ones(g.strides) && all_ones(g.dilations) &&
-         all_zeros(g.pads_begin) && all_zeros(g.pads_end);
-}
-
-// A pointwise convolution as the GEMM it is: sum[n, m, p] = sum over c of X[n, c, p] *
-// W[m, c], p running over the flattened spatial positions, so that its innermost loop
-// runs over all of them (H * W, a multiple of 16 far more often than W alone). X is read
-// at (p / W, p % W), which flatten-buffers and simplify turn back into the offset p.
-std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
-                                                  const ConvAttributes& a) {
-  const ComputeTensor& x = ctx.input(0);
-  const ComputeTensor& w = ctx.input(1);
-  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  const TensorType& type = ctx.output_type(0);
-  const DType acc = accumulation_dtype(type.dtype);
-  const Shape& spatial = a.window.output;
-  const int64_t positions = num_elements(spatial);
-  // The spatial indices of flat position p, outermost first.
-  auto unflatten = [&](const loop::Expr& p) {
-    Indices at(spatial.size());
-    loop::Expr rest = p;
-    for (size_t axis = spatial.size(); axis-- > 0;) {
-      at[axis] = axis == 0 ? rest : loop::FloorMod::make(rest, index(spatial[axis]));
-      rest = loop::FloorDiv::make(rest, index(spatial[axis]));
-    }
-    return at;
-  };
-  ComputeTensor sum = ctx.reduce(
-      "conv", {acc, {type.shape[0], type.shape[1], positions}}, {w.dim(1)}, Reducer::sum,
-      [&](const Indices& i, const Indices& r) {
-        Indices at_x = {i[0], r[0]};
-        Indices at_w = {i[1], r[0]};
-        for (const loop::Expr& position : unflatten(i[2])) at_x.push_back(position);
-        for (size_t axis = 0; axis < spatial.size(); ++axis) at_w.push_back(index(0));
-        return cast(acc, x(at_x)) * cast(acc, w(at_w));
-      });
-  return {ctx.compute("conv_bias", type, [&](const Indices& i) {
-    loop::Expr position = i[2];
-    for (size_t axis = 1; axis < spatial.size(); ++axis) {
-      position = position * spatial[axis] + i[2 + axis];
-    }
-    loop::Expr value = sum({i[0], i[1], position});
-    if (bias) value = value + cast(acc, (*bias)({i[1]}));
-    return cast(type.dtype, value);
-  })};
-}
-
-std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
-  const ComputeTensor& x = ctx.input(0);
-  const ComputeTensor& w = ctx.input(1);
-  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
-  if (is_pointwise(a)) return pointwise_conv_compute(ctx, a);
-  const WindowGeometry& g = a.window;
-  const TensorType& type = ctx.output_type(0);
-  const DType acc = accumulation_dtype(type.dtype);
-  const int64_t group_in = w.dim(1);
-  const int64_t group_out = w.dim(0) / a.group;
-  Shape reduce_extents = {group_in};
-  reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
-
-  // With padding, the input is first copied into a zero-bordered buffer of its own, so
-  // that the reduction reads every tap without a bounds test: a test on the output
-  // position would keep the reduction's inner loop from being vectorised.
-  ComputeTensor source = x;
-  WindowGeometry read = g;
-  auto positive = [](int64_t p) { return p > 0; };
-  auto negative = [](int64_t p) { return p < 0; };
-  bool pads = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), positive) ||
-              std::any_of(g.pads_end.begin(), g.pads_end.end(), positive);
-  bool cropped = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), negative) ||
-                 std::any_of(g.pads_end.begin(), g.pads_end.end(), negative);
-  if (pads && !cropped) {
-    Shape padded = x.type().shape;
-    for (size_t axis = 0; axis < g.input.size(); ++axis) {
-      padded[2 + axis] = g.input[axis] + g.pads_begin[axis] + g.pads_end[axis];
-    }
-    source = ctx.keep(ctx.compute("pad", {x.type().dtype, padded}, [&](const Indices& i) {
-      Indices at = {i[0], i[1]};
-      loop::Expr inside;
-      for (size_t axis = 0; axis < g.input.size(); ++axis) {
-        loop::Expr position = i[2 + axis] - g.pads_begin[axis];
-        loop::Expr test = in_range(position, g.input[axis]);
-        inside = inside ? loop::And::make(inside, test) : test;
-        at.push_back(position);
-      }
-      return select(inside, x(at), constant(x.type().dtype, 0));
-    }));
-    read.input.assign(padded.begin() + 2, padded.end());
-    read.pads_begin.assign(g.pads_begin.size(), 0);
-    read.pads_end.assign(g.pads_end.size(), 0);
-  }
-
-  // sum[n, m, o] = sum over c, k of X[n, group(m) * group_in + c, position(o, k)] * W[m, c, k]
-  ComputeTensor sum = ctx.reduce("conv", {acc, type.shape}, reduce_extents, Reducer::sum,
-                                 [&](const Indices& i, const Indices& r) {
-    loop::Expr channel = r[0];
-    if (a.group > 1) {
-      channel = loop::FloorDiv::make(i[1], index(group_out)) * group_in + r[0];
-    }
-    Indices at_x = {i[0], channel};
-    Indices at_w = {i[1], r[0]};
-    Indices o(i.begin() + 2, i.end());
-    Indices k(r.begin() + 1, r.end());
-    for (size_t axis = 0; axis < o.size(); ++axis) {
-      at_x.push_back(window_position(read, axis, o[axis], k[axis]));
-      at_w.push_back(k[axis]);
-    }
-    loop::Expr product = cast(acc, source(at_x)) * cast(acc, w(at_w));
-    loop::Expr inside = window_inside(read, o, k);
-    return inside ? select(inside, product, constant(acc, 0)) : product;
-  });
-  if (!bias && acc == type.dtype) return {sum};
-  return {ctx.compute("conv_bias", type, [&](const Indices& i) {
-    loop::Expr value = sum(i);
-    if (bias) value = value + cast(acc, (*bias)({i[1]}));
-    return cast(type.dtype, value);
-  })};
-}
+// --- compute rule (ConvTranspose; Conv's is in conv_compute.cpp) ---------------------------
 
 // The input position along spatial axis `axis` from which tap `k` of a transposed
 // convolution reaches output position `o`, and the test that there is one (null where every

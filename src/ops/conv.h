@@ -1,0 +1,77 @@
+// What Conv's reference kernel (conv.cpp) and its compute rules (conv_compute.cpp) share:
+// the checks of X, W and B, and the attributes read once. Course modules 2 and 3.
+#pragma once
+
+#include "minic/ops/compute.h"
+#include "minic/ops/op.h"
+#include "window.h"
+
+namespace minic {
+
+// Checks the types of X, W and B common to Conv and ConvTranspose; returns the spatial rank.
+inline int64_t check_conv_inputs(const NodeContext& ctx, const TensorType& x, const TensorType& w,
+                          const TensorType* bias) {
+  if (x.rank() < 3) {
+    ctx.fail("input X is {}; {} needs N x C x D1 x ... (at least one spatial axis)",
+             type_string(x), ctx.node().op);
+  }
+  if (w.rank() != x.rank()) {
+    ctx.fail("weight W is {} but X is {}: W needs the same rank as X", type_string(w),
+             type_string(x));
+  }
+  if (w.dtype != x.dtype) {
+    ctx.fail("weight W is {} but X is {}", dtype_name(w.dtype), dtype_name(x.dtype));
+  }
+  if (bias && (bias->rank() != 1 || bias->dtype != x.dtype)) {
+    ctx.fail("bias B is {}; it should be a vector of {}", type_string(*bias), dtype_name(x.dtype));
+  }
+  return x.rank() - 2;
+}
+
+// The kernel extent: W's spatial dimensions, which `kernel_shape`, if given, must match.
+inline Shape read_kernel_shape(const NodeContext& ctx, const TensorType& w) {
+  Shape kernel(w.shape.begin() + 2, w.shape.end());
+  if (ctx.has_attr("kernel_shape") && ctx.get_ints("kernel_shape") != kernel) {
+    ctx.fail("attribute kernel_shape {} does not match the weight W {}",
+             shape_string(ctx.get_ints("kernel_shape")), type_string(w));
+  }
+  return kernel;
+}
+
+// --- Conv ---------------------------------------------------------------------------------------
+
+struct ConvAttributes {
+  int64_t group = 1;
+  WindowGeometry window;
+
+  static ConvAttributes read(const NodeContext& ctx, const TensorType& x, const TensorType& w,
+                             const TensorType* bias) {
+    int64_t rank = check_conv_inputs(ctx, x, w, bias);
+    ConvAttributes a;
+    a.group = ctx.get_int("group", 1);
+    if (a.group < 1) ctx.fail("attribute group is {}; it must be positive", a.group);
+    const int64_t in_channels = x.shape[1];
+    const int64_t out_channels = w.shape[0];
+    if (in_channels % a.group != 0 || out_channels % a.group != 0) {
+      ctx.fail("group {} does not divide the input channels ({}) and output channels ({})",
+               a.group, in_channels, out_channels);
+    }
+    if (w.shape[1] * a.group != in_channels) {
+      ctx.fail("weight W {} expects {} input channels per group, {} in all, but X {} has {}",
+               type_string(w), w.shape[1], w.shape[1] * a.group, type_string(x), in_channels);
+    }
+    if (bias && bias->shape[0] != out_channels) {
+      ctx.fail("bias B {} should have one entry per output channel ({})", type_string(*bias),
+               out_channels);
+    }
+    Shape spatial(x.shape.begin() + 2, x.shape.end());
+    a.window = read_window(ctx, spatial, read_kernel_shape(ctx, w), /*ceil_mode=*/false);
+    MINIC_CHECK(a.window.rank() == rank);
+    return a;
+  }
+};
+
+// Conv's compute rule (conv_compute.cpp).
+std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx);
+
+}  // namespace minic

@@ -1,0 +1,224 @@
+// Conv's compute rules: the convolution as loop IR stages. Course module 3.
+//
+// Three forms, the first that applies:
+//   - pointwise (1x1, stride 1, unpadded, one group) with a multiple of 16 positions: a
+//     GEMM over the flattened spatial positions;
+//   - 2-d with unit strides and dilations and one group: the same on rows of a padded
+//     width (padded_rows_conv_compute below);
+//   - the general form (strided, dilated, grouped, 1-d or 3-d): a zero-bordered copy of the input where there is padding, then one
+//     reduction over (input channel in the group, kernel taps) per output element, with no
+//     bounds test in it; the bias is an elementwise stage after it, which a fused consumer
+//     (Relu) inlines.
+// All accumulate in f32 for f16 and bf16.
+#include "conv.h"
+
+#include "compute_window.h"
+#include "float_compute.h"
+
+#include <algorithm>
+
+namespace minic {
+namespace {
+
+// True for a pointwise convolution: 1x1 kernel, stride 1, no dilation, no padding, one
+// group. It is a matrix product over flattened spatial positions.
+bool is_pointwise(const ConvAttributes& a) {
+  const WindowGeometry& g = a.window;
+  auto all_ones = [](const Shape& values) {
+    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 1; });
+  };
+  auto all_zeros = [](const Shape& values) {
+    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 0; });
+  };
+  return a.group == 1 && all_ones(g.kernel) && all_ones(g.strides) && all_ones(g.dilations) &&
+         all_zeros(g.pads_begin) && all_zeros(g.pads_end);
+}
+
+// A pointwise convolution as the GEMM it is: sum[n, m, p] = sum over c of X[n, c, p] *
+// W[m, c], p running over the flattened spatial positions, so that its innermost loop
+// runs over all of them (H * W, a multiple of 16 far more often than W alone). X is read
+// at (p / W, p % W), which flatten-buffers and simplify turn back into the offset p.
+std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
+                                                  const ConvAttributes& a) {
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& w = ctx.input(1);
+  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const Shape& spatial = a.window.output;
+  const int64_t positions = num_elements(spatial);
+  // The spatial indices of flat position p, outermost first.
+  auto unflatten = [&](const loop::Expr& p) {
+    Indices at(spatial.size());
+    loop::Expr rest = p;
+    for (size_t axis = spatial.size(); axis-- > 0;) {
+      at[axis] = axis == 0 ? rest : loop::FloorMod::make(rest, index(spatial[axis]));
+      rest = loop::FloorDiv::make(rest, index(spatial[axis]));
+    }
+    return at;
+  };
+  ComputeTensor sum = ctx.reduce(
+      "conv", {acc, {type.shape[0], type.shape[1], positions}}, {w.dim(1)}, Reducer::sum,
+      [&](const Indices& i, const Indices& r) {
+        Indices at_x = {i[0], r[0]};
+        Indices at_w = {i[1], r[0]};
+        for (const loop::Expr& position : unflatten(i[2])) at_x.push_back(position);
+        for (size_t axis = 0; axis < spatial.size(); ++axis) at_w.push_back(index(0));
+        return cast(acc, x(at_x)) * cast(acc, w(at_w));
+      });
+  return {ctx.compute("conv_bias", type, [&](const Indices& i) {
+    loop::Expr position = i[2];
+    for (size_t axis = 1; axis < spatial.size(); ++axis) {
+      position = position * spatial[axis] + i[2 + axis];
+    }
+    loop::Expr value = sum({i[0], i[1], position});
+    if (bias) value = value + cast(acc, (*bias)({i[1]}));
+    return cast(type.dtype, value);
+  })};
+}
+
+// The flattened position count that column tiles divide: one AVX-512 vector.
+constexpr int64_t kPositionMultiple = 16;
+
+// True for a 2-d convolution with unit strides and dilations, one group and no cropping:
+// the form computed on padded rows below.
+bool has_unit_steps(const ConvAttributes& a) {
+  const WindowGeometry& g = a.window;
+  auto all_equal = [](const Shape& values, int64_t value) {
+    return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == value; });
+  };
+  auto non_negative = [](const Shape& values) {
+    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= 0; });
+  };
+  return a.group == 1 && g.rank() == 2 && all_equal(g.strides, 1) && all_equal(g.dilations, 1) &&
+         non_negative(g.pads_begin) && non_negative(g.pads_end);
+}
+
+// A unit-stride 2-d convolution computed on rows of a padded width, so that it too is a
+// GEMM over flattened positions (an "implicit GEMM"). The input is copied into a
+// zero-bordered buffer whose rows are `width` wide, flattened: X sits at (r + pad_top,
+// c + pad_left). Output position (oh, ow) is flat position p = oh * width + ow, and tap
+// (kh, kw) then reads the copy at p + kh * width + kw: an offset that moves one element
+// per position, so the positions vectorise. The columns ow >= W_out of each row are
+// computed and thrown away; `width` (at least W_out + KW - 1) is chosen so that the number
+// of positions is a multiple of 16, which is what the GEMM rule's column tiles need.
+//
+//   pad[n, c, q]       = X[n, c, q / width - pad_top, q % width - pad_left], 0 outside
+//   sum[n, m, p]       = sum over c, kh, kw of pad[n, c, p + kh * width + kw] * W[m, c, kh, kw]
+//   Y[n, m, oh, ow]    = sum[n, m, oh * width + ow] + B[m]
+std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
+                                                    const ConvAttributes& a) {
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& w = ctx.input(1);
+  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const WindowGeometry& g = a.window;
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const int64_t out_rows = g.output[0];
+  int64_t width = g.output[1] + g.kernel[1] - 1;
+  while ((out_rows * width) % kPositionMultiple != 0) ++width;
+  const int64_t rows = out_rows + g.kernel[0] - 1;
+  // The last row's thrown-away columns read up to kernel[1] - 1 elements past its end.
+  const int64_t length = rows * width + g.kernel[1] - 1;
+  const int64_t positions = out_rows * width;
+
+  ComputeTensor padded = ctx.keep(
+      ctx.compute("pad", {x.dtype(), {x.dim(0), x.dim(1), length}}, [&](const Indices& i) {
+        loop::Expr row = loop::FloorDiv::make(i[2], index(width)) - g.pads_begin[0];
+        loop::Expr column = loop::FloorMod::make(i[2], index(width)) - g.pads_begin[1];
+        loop::Expr inside = loop::And::make(in_range(row, g.input[0]), in_range(column, g.input[1]));
+        return select(inside, x({i[0], i[1], row, column}), constant(x.dtype(), 0));
+      }));
+  ComputeTensor sum = ctx.reduce(
+      "conv", {acc, {type.shape[0], type.shape[1], positions}},
+      {w.dim(1), g.kernel[0], g.kernel[1]}, Reducer::sum, [&](const Indices& i, const Indices& r) {
+        loop::Expr offset = i[2] + r[1] * width + r[2];
+        return cast(acc, padded({i[0], r[0], offset})) * cast(acc, w({i[1], r[0], r[1], r[2]}));
+      });
+  return {ctx.compute("conv_bias", type, [&](const Indices& i) {
+    loop::Expr value = sum({i[0], i[1], i[2] * width + i[3]});
+    if (bias) value = value + cast(acc, (*bias)({i[1]}));
+    return cast(type.dtype, value);
+  })};
+}
+
+}  // namespace
+
+std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& w = ctx.input(1);
+  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  const Shape& out = a.window.output;
+  if (is_pointwise(a) && num_elements(out) % kPositionMultiple == 0) {
+    return pointwise_conv_compute(ctx, a);
+  }
+  if (has_unit_steps(a)) return padded_rows_conv_compute(ctx, a);
+  const WindowGeometry& g = a.window;
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const int64_t group_in = w.dim(1);
+  const int64_t group_out = w.dim(0) / a.group;
+  Shape reduce_extents = {group_in};
+  reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
+
+  // With padding, the input is first copied into a zero-bordered buffer of its own, so
+  // that the reduction reads every tap without a bounds test: a test on the output
+  // position would keep the reduction's inner loop from being vectorised.
+  ComputeTensor source = x;
+  WindowGeometry read = g;
+  auto positive = [](int64_t p) { return p > 0; };
+  auto negative = [](int64_t p) { return p < 0; };
+  bool pads = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), positive) ||
+              std::any_of(g.pads_end.begin(), g.pads_end.end(), positive);
+  bool cropped = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), negative) ||
+                 std::any_of(g.pads_end.begin(), g.pads_end.end(), negative);
+  if (pads && !cropped) {
+    Shape padded = x.type().shape;
+    for (size_t axis = 0; axis < g.input.size(); ++axis) {
+      padded[2 + axis] = g.input[axis] + g.pads_begin[axis] + g.pads_end[axis];
+    }
+    source = ctx.keep(ctx.compute("pad", {x.type().dtype, padded}, [&](const Indices& i) {
+      Indices at = {i[0], i[1]};
+      loop::Expr inside;
+      for (size_t axis = 0; axis < g.input.size(); ++axis) {
+        loop::Expr position = i[2 + axis] - g.pads_begin[axis];
+        loop::Expr test = in_range(position, g.input[axis]);
+        inside = inside ? loop::And::make(inside, test) : test;
+        at.push_back(position);
+      }
+      return select(inside, x(at), constant(x.type().dtype, 0));
+    }));
+    read.input.assign(padded.begin() + 2, padded.end());
+    read.pads_begin.assign(g.pads_begin.size(), 0);
+    read.pads_end.assign(g.pads_end.size(), 0);
+  }
+
+  // sum[n, m, o] = sum over c, k of X[n, group(m) * group_in + c, position(o, k)] * W[m, c, k]
+  ComputeTensor sum = ctx.reduce("conv", {acc, type.shape}, reduce_extents, Reducer::sum,
+                                 [&](const Indices& i, const Indices& r) {
+    loop::Expr channel = r[0];
+    if (a.group > 1) {
+      channel = loop::FloorDiv::make(i[1], index(group_out)) * group_in + r[0];
+    }
+    Indices at_x = {i[0], channel};
+    Indices at_w = {i[1], r[0]};
+    Indices o(i.begin() + 2, i.end());
+    Indices k(r.begin() + 1, r.end());
+    for (size_t axis = 0; axis < o.size(); ++axis) {
+      at_x.push_back(window_position(read, axis, o[axis], k[axis]));
+      at_w.push_back(k[axis]);
+    }
+    loop::Expr product = cast(acc, source(at_x)) * cast(acc, w(at_w));
+    loop::Expr inside = window_inside(read, o, k);
+    return inside ? select(inside, product, constant(acc, 0)) : product;
+  });
+  if (!bias && acc == type.dtype) return {sum};
+  return {ctx.compute("conv_bias", type, [&](const Indices& i) {
+    loop::Expr value = sum(i);
+    if (bias) value = value + cast(acc, (*bias)({i[1]}));
+    return cast(type.dtype, value);
+  })};
+}
+
+}  // namespace minic
