@@ -3,8 +3,10 @@
 // Three forms, the first that applies:
 //   - pointwise (1x1, stride 1, unpadded, one group) with a multiple of 16 positions: a
 //     GEMM over the flattened spatial positions;
-//   - 2-d with unit strides and dilations and one group: the same on rows of a padded
-//     width (padded_rows_conv_compute below);
+//   - 2-d 1x1 with strides: the strided input elements picked into a buffer, then the
+//     form above or the next one on it;
+//   - 2-d without dilation, one group: the same on rows of a padded width, strided
+//     convolutions through phases of the input (padded_rows_conv_compute below);
 //   - the general form (strided, dilated, grouped, 1-d or 3-d): a zero-bordered copy of the input where there is padding, then one
 //     reduction over (input channel in the group, kernel taps) per output element, with no
 //     bounds test in it; the bias is an elementwise stage after it, which a fused consumer
@@ -39,8 +41,8 @@ bool is_pointwise(const ConvAttributes& a) {
 // runs over all of them (H * W, a multiple of 16 far more often than W alone). X is read
 // at (p / W, p % W), which flatten-buffers and simplify turn back into the offset p.
 std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
-                                                  const ConvAttributes& a) {
-  const ComputeTensor& x = ctx.input(0);
+                                                  const ConvAttributes& a,
+                                                  const ComputeTensor& x) {
   const ComputeTensor& w = ctx.input(1);
   const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   const TensorType& type = ctx.output_type(0);
@@ -77,12 +79,23 @@ std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
   })};
 }
 
+// True for a 2-d 1x1 convolution with strides (a ResNet projection): unpadded, undilated,
+// one group. It reads every stride-th input element only.
+bool is_strided_pointwise(const ConvAttributes& a) {
+  const WindowGeometry& g = a.window;
+  auto all_equal = [](const Shape& values, int64_t value) {
+    return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == value; });
+  };
+  return a.group == 1 && g.rank() == 2 && all_equal(g.kernel, 1) && all_equal(g.dilations, 1) &&
+         all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
+}
+
 // The flattened position count that column tiles divide: one AVX-512 vector.
 constexpr int64_t kPositionMultiple = 16;
 
-// True for a 2-d convolution with unit strides and dilations, one group and no cropping:
-// the form computed on padded rows below.
-bool has_unit_steps(const ConvAttributes& a) {
+// True for a 2-d convolution without dilation, with one group and no cropping: the form
+// computed on padded rows below.
+bool has_unit_dilations(const ConvAttributes& a) {
   const WindowGeometry& g = a.window;
   auto all_equal = [](const Shape& values, int64_t value) {
     return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == value; });
@@ -90,50 +103,74 @@ bool has_unit_steps(const ConvAttributes& a) {
   auto non_negative = [](const Shape& values) {
     return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= 0; });
   };
-  return a.group == 1 && g.rank() == 2 && all_equal(g.strides, 1) && all_equal(g.dilations, 1) &&
+  return a.group == 1 && g.rank() == 2 && all_equal(g.dilations, 1) &&
          non_negative(g.pads_begin) && non_negative(g.pads_end);
 }
 
-// A unit-stride 2-d convolution computed on rows of a padded width, so that it too is a
-// GEMM over flattened positions (an "implicit GEMM"). The input is copied into a
-// zero-bordered buffer whose rows are `width` wide, flattened: X sits at (r + pad_top,
-// c + pad_left). Output position (oh, ow) is flat position p = oh * width + ow, and tap
-// (kh, kw) then reads the copy at p + kh * width + kw: an offset that moves one element
-// per position, so the positions vectorise. The columns ow >= W_out of each row are
-// computed and thrown away; `width` (at least W_out + KW - 1) is chosen so that the number
-// of positions is a multiple of 16, which is what the GEMM rule's column tiles need.
+// A 2-d convolution computed on rows of a padded width, so that it too is a GEMM over
+// flattened positions (an "implicit GEMM").
+//
+// With unit strides: the input is copied into a zero-bordered buffer whose rows are
+// `width` wide, flattened: X sits at (r + pad_top, c + pad_left). Output position
+// (oh, ow) is flat position p = oh * width + ow, and tap (kh, kw) reads the copy at
+// p + kh * width + kw: an offset that moves one element per position, so the positions
+// vectorise. The columns ow >= W_out of each row are computed and thrown away; `width`
+// (at least W_out + KW - 1) is chosen so that the number of positions is a multiple of
+// 16, which is what the GEMM rule's column tiles need.
 //
 //   pad[n, c, q]       = X[n, c, q / width - pad_top, q % width - pad_left], 0 outside
 //   sum[n, m, p]       = sum over c, kh, kw of pad[n, c, p + kh * width + kw] * W[m, c, kh, kw]
 //   Y[n, m, oh, ow]    = sum[n, m, oh * width + ow] + B[m]
+//
+// With strides (sh, sw), the padded input is first split into sh * sw phases, phase
+// (a, b) holding the elements at rows a, a + sh, ... and columns b, b + sw, ...; tap
+// (kh, kw) of output (oh, ow) is element (oh + kh / sh, ow + kw / sw) of phase
+// (kh % sh, kw % sw), so each phase is read as in the unit-stride case:
+//
+//   pad[n, c, a * sw + b, q] = X[n, c, sh * (q / width) + a - pad_top,
+//                                      sw * (q % width) + b - pad_left], 0 outside
+//   sum[n, m, p] = sum over c, kh, kw of
+//                  pad[n, c, (kh % sh) * sw + kw % sw, p + (kh / sh) * width + kw / sw] * W[..]
 std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
-                                                    const ConvAttributes& a) {
-  const ComputeTensor& x = ctx.input(0);
+                                                    const ConvAttributes& a,
+                                                    const ComputeTensor& x) {
   const ComputeTensor& w = ctx.input(1);
   const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   const WindowGeometry& g = a.window;
   const TensorType& type = ctx.output_type(0);
   const DType acc = accumulation_dtype(type.dtype);
+  const int64_t sh = g.strides[0];
+  const int64_t sw = g.strides[1];
   const int64_t out_rows = g.output[0];
-  int64_t width = g.output[1] + g.kernel[1] - 1;
+  int64_t width = g.output[1] + (g.kernel[1] - 1) / sw;
   while ((out_rows * width) % kPositionMultiple != 0) ++width;
-  const int64_t rows = out_rows + g.kernel[0] - 1;
-  // The last row's thrown-away columns read up to kernel[1] - 1 elements past its end.
-  const int64_t length = rows * width + g.kernel[1] - 1;
+  const int64_t rows = out_rows + (g.kernel[0] - 1) / sh;
+  // The last row's thrown-away columns read up to (kernel[1] - 1) / sw elements past its
+  // end.
+  const int64_t length = rows * width + (g.kernel[1] - 1) / sw;
   const int64_t positions = out_rows * width;
 
-  ComputeTensor padded = ctx.keep(
-      ctx.compute("pad", {x.dtype(), {x.dim(0), x.dim(1), length}}, [&](const Indices& i) {
-        loop::Expr row = loop::FloorDiv::make(i[2], index(width)) - g.pads_begin[0];
-        loop::Expr column = loop::FloorMod::make(i[2], index(width)) - g.pads_begin[1];
-        loop::Expr inside = loop::And::make(in_range(row, g.input[0]), in_range(column, g.input[1]));
+  ComputeTensor padded = ctx.keep(ctx.compute(
+      "pad", {x.dtype(), {x.dim(0), x.dim(1), sh * sw, length}}, [&](const Indices& i) {
+        loop::Expr phase_row = loop::FloorDiv::make(i[2], index(sw));
+        loop::Expr phase_column = loop::FloorMod::make(i[2], index(sw));
+        loop::Expr row =
+            loop::FloorDiv::make(i[3], index(width)) * sh + phase_row - g.pads_begin[0];
+        loop::Expr column =
+            loop::FloorMod::make(i[3], index(width)) * sw + phase_column - g.pads_begin[1];
+        loop::Expr inside =
+            loop::And::make(in_range(row, g.input[0]), in_range(column, g.input[1]));
         return select(inside, x({i[0], i[1], row, column}), constant(x.dtype(), 0));
       }));
   ComputeTensor sum = ctx.reduce(
       "conv", {acc, {type.shape[0], type.shape[1], positions}},
       {w.dim(1), g.kernel[0], g.kernel[1]}, Reducer::sum, [&](const Indices& i, const Indices& r) {
-        loop::Expr offset = i[2] + r[1] * width + r[2];
-        return cast(acc, padded({i[0], r[0], offset})) * cast(acc, w({i[1], r[0], r[1], r[2]}));
+        loop::Expr phase = loop::FloorMod::make(r[1], index(sh)) * sw +
+                           loop::FloorMod::make(r[2], index(sw));
+        loop::Expr offset = i[2] + loop::FloorDiv::make(r[1], index(sh)) * width +
+                            loop::FloorDiv::make(r[2], index(sw));
+        return cast(acc, padded({i[0], r[0], phase, offset})) *
+               cast(acc, w({i[1], r[0], r[1], r[2]}));
       });
   return {ctx.compute("conv_bias", type, [&](const Indices& i) {
     loop::Expr value = sum({i[0], i[1], i[2] * width + i[3]});
@@ -151,9 +188,21 @@ std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
   ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
   const Shape& out = a.window.output;
   if (is_pointwise(a) && num_elements(out) % kPositionMultiple == 0) {
-    return pointwise_conv_compute(ctx, a);
+    return pointwise_conv_compute(ctx, a, x);
   }
-  if (has_unit_steps(a)) return padded_rows_conv_compute(ctx, a);
+  if (is_strided_pointwise(a)) {
+    // Every stride-th input element, kept: then a pointwise convolution of that.
+    ComputeTensor picked = ctx.keep(ctx.compute(
+        "subsample", {x.dtype(), {x.dim(0), x.dim(1), out[0], out[1]}}, [&](const Indices& i) {
+          return x({i[0], i[1], i[2] * a.window.strides[0], i[3] * a.window.strides[1]});
+        }));
+    ConvAttributes unit = a;
+    unit.window.input = out;
+    unit.window.strides.assign(2, 1);
+    if (num_elements(out) % kPositionMultiple == 0) return pointwise_conv_compute(ctx, unit, picked);
+    return padded_rows_conv_compute(ctx, unit, picked);
+  }
+  if (has_unit_dilations(a)) return padded_rows_conv_compute(ctx, a, x);
   const WindowGeometry& g = a.window;
   const TensorType& type = ctx.output_type(0);
   const DType acc = accumulation_dtype(type.dtype);
