@@ -14,6 +14,8 @@
 // All accumulate in f32 for f16 and bf16.
 #include "conv.h"
 
+#include "minic/ir/loop/analysis.h"
+
 #include "compute_window.h"
 #include "float_compute.h"
 
@@ -93,6 +95,22 @@ bool is_strided_pointwise(const ConvAttributes& a) {
 // The flattened position count that column tiles divide: one AVX-512 vector.
 constexpr int64_t kPositionMultiple = 16;
 
+// e * s, e / s and e % s (floor division) for a stride s, written plainly when s is 1, so
+// that a unit-stride kernel reads as simply as it is.
+loop::Expr scaled(const loop::Expr& e, int64_t s) { return s == 1 ? e : e * s; }
+loop::Expr divided(const loop::Expr& e, int64_t s) {
+  return s == 1 ? e : loop::FloorDiv::make(e, index(s));
+}
+loop::Expr remainder(const loop::Expr& e, int64_t s) {
+  return s == 1 ? index(0) : loop::FloorMod::make(e, index(s));
+}
+// a + b, leaving out a term that is the immediate 0.
+loop::Expr plus(const loop::Expr& a, const loop::Expr& b) {
+  if (loop::as_const_int(a) == 0) return b;
+  if (loop::as_const_int(b) == 0) return a;
+  return a + b;
+}
+
 // True for a 2-d convolution without dilation, with one group and no cropping: the form
 // computed on padded rows below.
 bool has_unit_dilations(const ConvAttributes& a) {
@@ -152,12 +170,11 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
 
   ComputeTensor padded = ctx.keep(ctx.compute(
       "pad", {x.dtype(), {x.dim(0), x.dim(1), sh * sw, length}}, [&](const Indices& i) {
-        loop::Expr phase_row = loop::FloorDiv::make(i[2], index(sw));
-        loop::Expr phase_column = loop::FloorMod::make(i[2], index(sw));
-        loop::Expr row =
-            loop::FloorDiv::make(i[3], index(width)) * sh + phase_row - g.pads_begin[0];
-        loop::Expr column =
-            loop::FloorMod::make(i[3], index(width)) * sw + phase_column - g.pads_begin[1];
+        // Phase i[2] is (a, b) = (i[2] / sw, i[2] % sw).
+        loop::Expr row = plus(scaled(loop::FloorDiv::make(i[3], index(width)), sh),
+                              sh == 1 ? index(0) : divided(i[2], sw)) - g.pads_begin[0];
+        loop::Expr column = plus(scaled(loop::FloorMod::make(i[3], index(width)), sw),
+                                 remainder(i[2], sw)) - g.pads_begin[1];
         loop::Expr inside =
             loop::And::make(in_range(row, g.input[0]), in_range(column, g.input[1]));
         return select(inside, x({i[0], i[1], row, column}), constant(x.dtype(), 0));
@@ -165,10 +182,8 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
   ComputeTensor sum = ctx.reduce(
       "conv", {acc, {type.shape[0], type.shape[1], positions}},
       {w.dim(1), g.kernel[0], g.kernel[1]}, Reducer::sum, [&](const Indices& i, const Indices& r) {
-        loop::Expr phase = loop::FloorMod::make(r[1], index(sh)) * sw +
-                           loop::FloorMod::make(r[2], index(sw));
-        loop::Expr offset = i[2] + loop::FloorDiv::make(r[1], index(sh)) * width +
-                            loop::FloorDiv::make(r[2], index(sw));
+        loop::Expr phase = plus(scaled(remainder(r[1], sh), sw), remainder(r[2], sw));
+        loop::Expr offset = i[2] + divided(r[1], sh) * width + divided(r[2], sw);
         return cast(acc, padded({i[0], r[0], phase, offset})) *
                cast(acc, w({i[1], r[0], r[1], r[2]}));
       });

@@ -18,6 +18,7 @@ const std::vector<std::string>& default_pipeline() {
       "fuse-layernorm",    // mean/variance/normalise chains → LayerNormalization
       "fuse-matmul-bias",  // MatMul + Add(bias) → Gemm
       "fold-constants",    // the folded weights of the passes above
+      "pretranspose-weights",  // Gemm's constant B stored [K, N]: rows read in order
       "dce",               // whatever is no longer used
       "fuse-ops",          // fusion groups: each becomes one kernel
   };

@@ -15,6 +15,7 @@
 #include "minic/passes/graph/fuse_layernorm.h"
 #include "minic/passes/graph/fuse_matmul_bias.h"
 #include "minic/passes/graph/fuse_ops.h"
+#include "minic/passes/graph/pretranspose_weights.h"
 
 namespace minic {
 
@@ -37,6 +38,8 @@ void register_builtin_passes() {
                     "replace ReduceMean/Sub/Pow/Sqrt/Div chains by one LayerNormalization");
   PassRegistry::add("fuse-matmul-bias", fuse_matmul_bias,
                     "merge MatMul followed by Add of a bias into one Gemm");
+  PassRegistry::add("pretranspose-weights", pretranspose_weights,
+                    "store a Gemm's constant B transposed once, so that transB = 0");
   PassRegistry::add("fuse-ops", fuse_operators,
                     "group nodes into fused kernels (fusion kinds and post-dominators)");
   PassRegistry::add("infer-shapes", [](Graph& graph) { infer_shapes(graph); },

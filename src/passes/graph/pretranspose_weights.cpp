@@ -1,0 +1,50 @@
+// The `pretranspose-weights` pass. Course module 2; see the header for what and why.
+//
+// Algorithm: for each Gemm with transB = 1 whose B is a 2-d constant, build the transposed
+// constant element by element (any element type: bytes are moved, not converted), make
+// the Gemm read it, and drop the attribute (transB = 0 is the default).
+#include "minic/passes/graph/pretranspose_weights.h"
+
+#include "graph_edit.h"
+
+#include <cstring>
+
+namespace minic {
+namespace {
+
+Tensor transposed(const Tensor& matrix) {
+  const int64_t rows = matrix.shape()[0];
+  const int64_t columns = matrix.shape()[1];
+  Tensor result(matrix.dtype(), {columns, rows});
+  const size_t size = static_cast<size_t>(dtype_size(matrix.dtype()));
+  const std::byte* from = matrix.bytes().data();
+  std::byte* to = result.bytes().data();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < columns; ++c) {
+      std::memcpy(to + (c * rows + r) * size, from + (r * columns + c) * size, size);
+    }
+  }
+  return result;
+}
+
+bool transposes_b(const Node& node) {
+  auto it = node.attributes.find("transB");
+  return it != node.attributes.end() && std::holds_alternative<int64_t>(it->second) &&
+         std::get<int64_t>(it->second) != 0;
+}
+
+}  // namespace
+
+void pretranspose_weights(Graph& graph) {
+  for (Node* node : graph.nodes()) {
+    if (node->op != "Gemm" || !transposes_b(*node) || !node->has_input(1)) continue;
+    const Value* b = node->inputs[1];
+    if (!b->is_constant() || b->constant->rank() != 2) continue;
+    Value* b_t = graph.add_constant(graph.unique_name(b->name + "_t"), transposed(*b->constant));
+    edit::set_input(*node, 1, b_t);
+    node->attributes.erase("transB");
+  }
+  graph.remove_unused_values();
+}
+
+}  // namespace minic
