@@ -20,8 +20,25 @@
 //
 // Precision: like MatMul, float32 accumulates in float32; float16 and bfloat16 through
 // float; integers wrap on overflow (accumulate.h).
+//
+// The compute rule (module 3) is the same loop nest as loop IR: the output variables are
+// the spatial axes of one reduction stage, the summed variables its reduction axes, and the
+// value is the product of the operands, each read at the variables of its dimensions (one
+// variable twice for a diagonal; index 0 along a dimension of size 1). Steps:
+//   1. plan the equation for the operands' shapes, as the kernel does;
+//   2. with no summed variable (a transpose, a diagonal, an outer product), one elementwise
+//      stage, inlined into its consumers; otherwise a sum over the summed variables;
+//   3. for float16 and bfloat16 the product and the sum are in float32, then converted.
+// "bij,bjk->bik" of f32[2,3,4] and f32[2,4,5] becomes
+//   for i0 in 0..2 { for i1 in 0..3 { for i2 in 0..5 { for k0 in 0..4 {
+//     block einsum(v0 = spatial(2) i0, v1 = spatial(3) i1, v2 = spatial(5) i2,
+//                  r0 = reduce(4) k0) {
+//       init { y[v0, v1, v2] = 0.0 }
+//       y[v0, v1, v2] = y[v0, v1, v2] + a[v0, v1, r0] * b[v0, r0, v2]
+//     } } } } }
 #include "accumulate.h"
 #include "broadcast.h"
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
 #include <algorithm>
@@ -44,6 +61,9 @@ struct EinsumPlan {
   std::vector<Shape> input_strides;  // per operand: its stride for each variable
   Shape output_strides;              // the output's stride for each variable (0 if summed)
   Shape output_shape;
+  // Per operand, per dimension: the variable indexing it, or -1 for a dimension of size 1
+  // (always index 0, which is how a broadcast dimension is read).
+  std::vector<std::vector<int64_t>> input_variables;
 };
 
 bool is_label(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -182,12 +202,16 @@ EinsumPlan plan_einsum(const NodeContext& ctx, const std::vector<Shape>& shapes)
   for (size_t i = 0; i < output_keys.size(); ++i) plan.output_strides[i] = dense[i];
   for (size_t t = 0; t < terms.size(); ++t) {
     Shape strides(loop_keys.size(), 0);
+    std::vector<int64_t> variables(shapes[t].size(), -1);
     Shape operand = row_major_strides(shapes[t]);
     for_each_dim(t, [&](int64_t dim, int key) {
       // A broadcast dimension of size 1 stays at index 0.
-      if (shapes[t][dim] != 1) strides[position(key)] += operand[dim];
+      if (shapes[t][dim] == 1) return;
+      strides[position(key)] += operand[dim];
+      variables[dim] = position(key);
     });
     plan.input_strides.push_back(std::move(strides));
+    plan.input_variables.push_back(std::move(variables));
   }
   return plan;
 }
@@ -242,6 +266,46 @@ std::vector<Tensor> einsum_kernel(const KernelContext& ctx) {
   return {std::move(out)};
 }
 
+// --- compute rule ------------------------------------------------------------------------------
+
+std::vector<ComputeTensor> einsum_compute(const ComputeContext& ctx) {
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) shapes.push_back(ctx.input(i).shape());
+  EinsumPlan plan = plan_einsum(ctx, shapes);
+  const TensorType& type = ctx.output_type(0);
+  const DType acc = accumulation_dtype(type.dtype);
+  const size_t output_vars = plan.output_shape.size();
+  const Shape summed(plan.loop_shape.begin() + static_cast<int64_t>(output_vars),
+                     plan.loop_shape.end());
+  // The product of the operands, in the kernel's order, at the loop variables `vars`
+  // (output variables first, then summed ones, as in plan.loop_shape).
+  auto product = [&](const Indices& vars) {
+    loop::Expr value;
+    for (size_t t = 0; t < ctx.num_inputs(); ++t) {
+      Indices at;
+      for (int64_t variable : plan.input_variables[t]) {
+        at.push_back(variable < 0 ? index(0) : vars[static_cast<size_t>(variable)]);
+      }
+      loop::Expr element = cast(acc, ctx.input(t)(at));
+      value = t == 0 ? element : value * element;
+    }
+    return value;
+  };
+  if (summed.empty()) {
+    return {ctx.compute(stage_name(ctx), type,
+                        [&](const Indices& i) { return cast(type.dtype, product(i)); })};
+  }
+  ComputeTensor sum = ctx.reduce(stage_name(ctx), {acc, type.shape}, summed, Reducer::sum,
+                                 [&](const Indices& i, const Indices& k) {
+    Indices vars = i;
+    vars.insert(vars.end(), k.begin(), k.end());
+    return product(vars);
+  });
+  if (acc == type.dtype) return {sum};
+  return {ctx.compute(stage_name(ctx) + "_cast", type,
+                      [&](const Indices& i) { return cast(type.dtype, sum(i)); })};
+}
+
 }  // namespace
 
 void register_einsum_ops(OpRegistry& registry) {
@@ -252,7 +316,8 @@ void register_einsum_ops(OpRegistry& registry) {
                 .max_inputs = 64,  // variadic; a bound keeps a malformed node from looking sane
                 .fusion = FusionKind::out_fusable,
                 .shape_rule = einsum_shape,
-                .kernel = einsum_kernel});
+                .kernel = einsum_kernel,
+                .compute = einsum_compute});
 }
 
 }  // namespace minic

@@ -572,3 +572,41 @@ graph shifts(%a: u8[2,3], %b: u8[3], %c: u32[4], %d: u64[4]) -> (%l: u8[2,3], %r
 }
 )");
 }
+
+TEST_CASE("the Einsum rule agrees with its kernel for every form of equation", "[lower]") {
+  auto functions = lower_and_check(R"(
+graph einsums(%m: f32[3,4], %s: f32[4,4], %b: f32[2,3,3], %x: f32[2,1,3,4], %w: f32[3,4,5],
+              %u: f32[3], %v: f32[5], %h: f16[3,4], %e: f16[4,2], %g: bf16[4,2], %n: i32[3,4],
+              %p: i32[4,2], %c: f32[2,4], %q: f32[4,1], %z: f32[])
+    -> (%transpose: f32[4,3], %trace: f32[], %diagonal: f32[4], %batch_diagonal: f32[2,3],
+        %ellipsis: f32[2,3,3,5], %outer: f32[3,5], %total: f32[], %implicit: f32[3,5],
+        %one_side: f32[3], %chain: f32[3,1], %half: f16[3,2], %brain: bf16[2,4],
+        %integer: i32[3,2], %scalar: f32[]) opset 17 {
+  %transpose = Einsum(%m) {equation="ij->ji"}
+  %trace = Einsum(%s) {equation="ii"}
+  %diagonal = Einsum(%s) {equation="ii->i"}
+  %batch_diagonal = Einsum(%b) {equation="bii->bi"}
+  %ellipsis = Einsum(%x, %w) {equation="...ij,...jk->...ik"}
+  %outer = Einsum(%u, %v) {equation="i,j->ij"}
+  %total = Einsum(%m) {equation="ij->"}
+  %implicit = Einsum(%m, %w) {equation="ij,kjl"}
+  %one_side = Einsum(%m, %c) {equation="ij,kj->i"}
+  %chain = Einsum(%m, %s, %q) {equation="ij, jk, kl -> il"}
+  %half = Einsum(%h, %e) {equation="ij,jk->ik"}
+  %brain = Einsum(%g) {equation="ji"}
+  %integer = Einsum(%n, %p) {equation="ij,jk->ik"}
+  %scalar = Einsum(%z, %u) {equation=",i->"}
+  return %transpose, %trace, %diagonal, %batch_diagonal, %ellipsis, %outer, %total, %implicit,
+         %one_side, %chain, %half, %brain, %integer, %scalar
+}
+)");
+  REQUIRE(functions.size() == 14);
+  // No summed letter: one elementwise stage; summed letters: a reduction with an init; a
+  // half-precision sum: a float32 buffer and a conversion stage.
+  CHECK(structure(functions[0]).blocks == 1);
+  CHECK(loop::print_func(functions[0]).find("init") == std::string::npos);
+  CHECK(structure(functions[1]).blocks == 1);
+  CHECK(loop::print_func(functions[1]).find("init {") != std::string::npos);
+  CHECK(structure(functions[10]).blocks == 2);
+  CHECK(structure(functions[10]).allocations == 1);
+}
