@@ -3,6 +3,7 @@
 #include "minic/driver/compile.h"
 
 #include "execution_plan.h"
+#include "shared_library.h"
 #include "minic/codegen/llvm.h"
 #include "minic/ops/lower.h"
 #include "minic/passes/loop/registry.h"
@@ -98,7 +99,14 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
   // Only the arena is 64-byte aligned; inputs, outputs and constants are Tensors, whose
   // storage has the allocator's alignment. So the code may assume one element's alignment.
   llvm_options.param_alignment = 0;
-  std::unique_ptr<codegen::CompiledModule> code = codegen::compile_llvm(kernels, llvm_options);
+  std::unique_ptr<codegen::CompiledModule> code;
+  if (options.kernel_library.empty()) {
+    code = codegen::compile_llvm(kernels, llvm_options);
+  } else {
+    std::vector<std::string> kernel_names;
+    for (const loop::PrimFunc& func : kernels.functions) kernel_names.push_back(func.name);
+    code = load_kernel_library(options.kernel_library, kernel_names);
+  }
   stats.codegen_ms = ms_since(codegen_start);
 
   // 6. The execution plan.

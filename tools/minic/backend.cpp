@@ -32,6 +32,14 @@ PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : optio
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+PreparedModel::PreparedModel(const std::string& compiled_dir, int threads) {
+  options_.threads = threads;
+  auto start = std::chrono::steady_clock::now();
+  compiled_ = load_compiled_model(compiled_dir, threads);
+  compile_ms_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 const Graph& PreparedModel::graph() const { return compiled_ ? compiled_->graph() : graph_; }
 
 std::vector<Tensor> PreparedModel::run(const std::vector<Tensor>& inputs,

@@ -27,6 +27,9 @@ class PreparedModel {
  public:
   // Runs the graph passes and, for llvm, compiles. Error for an unknown backend.
   PreparedModel(Graph graph, const BackendOptions& options);
+  // Loads a directory written by `minic compile` (llvm; its kernels are not generated
+  // again).
+  PreparedModel(const std::string& compiled_dir, int threads);
 
   // The graph after the graph passes (its inputs are the model's).
   const Graph& graph() const;

@@ -22,6 +22,7 @@ Command add_opt_command(CLI::App& app);
 Command add_viz_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_schedule_command(CLI::App& app);
+Command add_compile_command(CLI::App& app);
 
 // What `minic --version` prints: minic's, LLVM's and the CUDA toolkit's versions, and
 // the CUDA driver found at run time.

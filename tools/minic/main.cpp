@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
       minic::cli::add_viz_command(app),
       minic::cli::add_bench_command(app),
       minic::cli::add_schedule_command(app),
+      minic::cli::add_compile_command(app),
   };
 
   // CLI11 would call an unknown word in the subcommand's place a missing subcommand.

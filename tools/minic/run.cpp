@@ -11,6 +11,7 @@
 #include "graph_input.h"
 #include "run_inputs.h"
 
+#include "minic/driver/compile.h"
 #include "minic/frontend/onnx.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/compare.h"
@@ -94,7 +95,10 @@ int run_model(const RunOptions& options) {
   if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
     fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
   }
-  OnnxModelSummary summary = summarize_onnx(options.model);
+  // A directory written by `minic compile` holds the model and its compiled kernels.
+  const bool compiled_dir = is_compiled_model_dir(options.model);
+  const std::string onnx_file = compiled_dir ? options.model + "/model.onnx" : options.model;
+  OnnxModelSummary summary = summarize_onnx(onnx_file);
 
   OnnxImportOptions import_options;
   for (const auto& [name, path] : bind_input_files(options.inputs, summary.inputs)) {
@@ -103,8 +107,15 @@ int run_model(const RunOptions& options) {
   import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
   check_inputs_are_sized(summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
-  PreparedModel model(import_onnx(options.model, import_options),
-                      BackendOptions{options.backend, passes_for(options), options.threads});
+  std::unique_ptr<PreparedModel> prepared;
+  if (compiled_dir) {
+    prepared = std::make_unique<PreparedModel>(options.model, options.threads);
+  } else {
+    prepared = std::make_unique<PreparedModel>(
+        import_onnx(onnx_file, import_options),
+        BackendOptions{options.backend, passes_for(options), options.threads});
+  }
+  PreparedModel& model = *prepared;
   const Graph& graph = model.graph();
   fmt::print("prepared {} in {:.1f} ms; {}\n", options.model, model.compile_ms(), model.describe());
 

@@ -42,6 +42,9 @@ struct CompileOptions {
   bool fast_math = false;
   // Threads for parallel loops: 0 means every core.
   int threads = 0;
+  // A kernel library written by save_compiled_model for this model: its kernels are
+  // loaded (dlopen) instead of generated again. Empty: generate them with LLVM.
+  std::string kernel_library;
 };
 
 // How the compile went: what the CLI and benchmarks report.
@@ -81,5 +84,26 @@ class CompiledModel {
 
 // Compiles `graph` (as imported, with static shapes) for this machine's CPU.
 std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& options = {});
+
+// Ahead-of-time compilation (`minic compile MODEL -o DIR`): writes into `dir`
+//   model.onnx             a copy of the model (its weights, and the graph the plan is
+//                          built from again when the directory is loaded)
+//   kernels.o              every compiled kernel, an object file for this CPU
+//   libminic_kernels.so    the same as a shared library (linked with the C compiler `cc`)
+//   kernels.h              a C header: one `void NAME(void** args)` per kernel, with its
+//                          buffers in order
+//   minic_runtime.c        a serial minic_parallel_for, for C programs that link the kernels
+//   minic_model.json       what minic reads back: the files, the graph passes, the kernels
+// `model` must have been compiled from `onnx_path` with `options`.
+void save_compiled_model(const CompiledModel& model, const std::string& onnx_path,
+                         const std::string& dir, const CompileOptions& options);
+
+// True if `dir` holds a model written by save_compiled_model.
+bool is_compiled_model_dir(const std::string& dir);
+
+// Loads a directory written by save_compiled_model: imports its model.onnx, runs the same
+// passes, lowering and schedules, and takes the kernels from its library. Error if the
+// directory is incomplete or the library does not hold the kernels the model needs.
+std::unique_ptr<CompiledModel> load_compiled_model(const std::string& dir, int threads = 0);
 
 }  // namespace minic

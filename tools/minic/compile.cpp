@@ -1,0 +1,62 @@
+// `minic compile MODEL.onnx -o OUT_DIR`: ahead-of-time compilation. Course module 8.
+//
+// Compiles the model as `minic run` does (graph passes, lowering, default schedules, loop
+// passes, LLVM at O3) and writes the kernels into OUT_DIR as an object file, a shared
+// library and a C header, beside a copy of the model and a manifest
+// (include/minic/driver/compile.h, save_compiled_model). `minic run OUT_DIR` and
+// `minic bench OUT_DIR` then load the kernels instead of generating them again.
+#include "commands.h"
+#include "graph_input.h"
+
+#include "minic/driver/compile.h"
+#include "minic/frontend/onnx.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+
+namespace minic::cli {
+namespace {
+
+struct CompileCommandOptions {
+  std::string model;
+  std::string output;
+  std::string passes = "default";
+};
+
+int run_compile(const CompileCommandOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  CompileOptions compile_options;
+  compile_options.graph_passes = parse_pass_list(options.passes);
+  std::unique_ptr<CompiledModel> model = compile_model(import_onnx(options.model), compile_options);
+  save_compiled_model(*model, options.model, options.output, compile_options);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const CompileStats& stats = model->stats();
+  fmt::print("compiled {} in {:.0f} ms: {} kernels ({} compiled{}{})\n", options.model, ms,
+             stats.kernels, stats.compiled_kernels,
+             stats.reference_ops.empty() ? "" : ", reference kernels for ",
+             fmt::join(stats.reference_ops, ", "));
+  fmt::print("wrote {}: model.onnx, kernels.o, libminic_kernels.so, kernels.h, minic_runtime.c, "
+             "minic_model.json\n",
+             options.output);
+  return 0;
+}
+
+}  // namespace
+
+Command add_compile_command(CLI::App& app) {
+  auto options = std::make_shared<CompileCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "compile", "Compile a model ahead of time into a directory of kernels (a shared library)");
+  sub->add_option("model", options->model, "The ONNX model file")->required();
+  sub->add_option("-o,--output", options->output, "The directory to write")->required();
+  sub->add_option("--passes", options->passes,
+                  "Graph passes: 'default', 'none' or a comma-separated list")
+      ->capture_default_str();
+  sub->footer("Run or time the result with `minic run OUT_DIR` and `minic bench OUT_DIR`.");
+  return {sub, [options] { return run_compile(*options); }};
+}
+
+}  // namespace minic::cli
