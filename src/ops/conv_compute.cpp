@@ -24,18 +24,20 @@
 namespace minic {
 namespace {
 
+// True if every entry of `values` is `value` (at least `value`).
+bool all_equal(const Shape& values, int64_t value) {
+  return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == value; });
+}
+bool all_at_least(const Shape& values, int64_t value) {
+  return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v >= value; });
+}
+
 // True for a pointwise convolution: 1x1 kernel, stride 1, no dilation, no padding, one
 // group. It is a matrix product over flattened spatial positions.
 bool is_pointwise(const ConvAttributes& a) {
   const WindowGeometry& g = a.window;
-  auto all_ones = [](const Shape& values) {
-    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 1; });
-  };
-  auto all_zeros = [](const Shape& values) {
-    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v == 0; });
-  };
-  return a.group == 1 && all_ones(g.kernel) && all_ones(g.strides) && all_ones(g.dilations) &&
-         all_zeros(g.pads_begin) && all_zeros(g.pads_end);
+  return a.group == 1 && all_equal(g.kernel, 1) && all_equal(g.strides, 1) &&
+         all_equal(g.dilations, 1) && all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
 }
 
 // A pointwise convolution as the GEMM it is: sum[n, m, p] = sum over c of X[n, c, p] *
@@ -85,9 +87,6 @@ std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
 // one group. It reads every stride-th input element only.
 bool is_strided_pointwise(const ConvAttributes& a) {
   const WindowGeometry& g = a.window;
-  auto all_equal = [](const Shape& values, int64_t value) {
-    return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == value; });
-  };
   return a.group == 1 && g.rank() == 2 && all_equal(g.kernel, 1) && all_equal(g.dilations, 1) &&
          all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
 }
@@ -115,14 +114,8 @@ loop::Expr plus(const loop::Expr& a, const loop::Expr& b) {
 // computed on padded rows below.
 bool has_unit_dilations(const ConvAttributes& a) {
   const WindowGeometry& g = a.window;
-  auto all_equal = [](const Shape& values, int64_t value) {
-    return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v == value; });
-  };
-  auto non_negative = [](const Shape& values) {
-    return std::all_of(values.begin(), values.end(), [](int64_t v) { return v >= 0; });
-  };
   return a.group == 1 && g.rank() == 2 && all_equal(g.dilations, 1) &&
-         non_negative(g.pads_begin) && non_negative(g.pads_end);
+         all_at_least(g.pads_begin, 0) && all_at_least(g.pads_end, 0);
 }
 
 // A 2-d convolution computed on rows of a padded width, so that it too is a GEMM over
