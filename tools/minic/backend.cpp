@@ -14,6 +14,18 @@ namespace minic::cli {
 
 const std::vector<std::string> kBackends = {"llvm", "interp"};
 
+namespace {
+
+// "512 B", "3.5 KiB", "6.9 MiB".
+std::string human_bytes(int64_t bytes) {
+  constexpr double kKiB = 1024.0;
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / kKiB);
+  return fmt::format("{:.1f} MiB", bytes / (kKiB * kKiB));
+}
+
+}  // namespace
+
 PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : options_(options) {
   if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
     fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
@@ -58,9 +70,8 @@ std::string PreparedModel::describe() const {
     line += fmt::format(", {} reference: {}", reference, fmt::join(stats.reference_ops, ", "));
   }
   const MemoryPlan& memory = compiled_->plan().memory;
-  constexpr double kMiB = 1024.0 * 1024.0;
-  return line + fmt::format("); intermediates in a {:.1f} MiB arena ({:.1f} MiB without reuse)",
-                            memory.arena_bytes / kMiB, memory.unshared_bytes / kMiB);
+  return line + fmt::format("); intermediates in a {} arena ({} without reuse)",
+                            human_bytes(memory.arena_bytes), human_bytes(memory.unshared_bytes));
 }
 
 }  // namespace minic::cli
