@@ -4,8 +4,9 @@
 # Idempotent: a second run only checks that everything is present.
 set -euo pipefail
 
+# gcc: `cc` links the shared libraries `minic compile` writes.
 APT_PACKAGES=(
-  cmake ninja-build ccache g++ python3-pip
+  cmake ninja-build ccache gcc g++ python3-pip
   llvm-19-dev llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev graphviz
