@@ -1,16 +1,18 @@
 // Conv's compute rules: the convolution as loop IR stages. Course module 3.
 //
-// Three forms, the first that applies:
+// Four forms, the first that applies:
 //   - pointwise (1x1, stride 1, unpadded, one group) with a multiple of 16 positions: a
 //     GEMM over the flattened spatial positions;
-//   - 2-d 1x1 with strides: the strided input elements picked into a buffer, then the
-//     form above or the next one on it;
-//   - 2-d without dilation, one group: the same on rows of a padded width, strided
-//     convolutions through phases of the input (padded_rows_conv_compute below);
-//   - the general form (strided, dilated, grouped, 1-d or 3-d): a zero-bordered copy of the input where there is padding, then one
-//     reduction over (input channel in the group, kernel taps) per output element, with no
-//     bounds test in it; the bias is an elementwise stage after it, which a fused consumer
-//     (Relu) inlines.
+//   - 2-d 1x1 with strides and one group: the strided input elements picked into a
+//     buffer, then the form above or the next one on it;
+//   - 2-d without dilation: the same on rows of a padded width, strided convolutions
+//     through phases of the input, grouped and depthwise ones reading their group's
+//     channels (padded_rows_conv_compute below);
+//   - the general form (dilated, 1-d or 3-d): a zero-bordered copy of the input where
+//     there is padding, then one reduction over (input channel in the group, kernel taps)
+//     per output element, with no bounds test in it.
+// In each, the bias is an elementwise stage after the reduction, which a fused consumer
+// (Relu) inlines.
 // All accumulate in f32 for f16 and bf16.
 #include "conv.h"
 
@@ -110,12 +112,12 @@ loop::Expr plus(const loop::Expr& a, const loop::Expr& b) {
   return a + b;
 }
 
-// True for a 2-d convolution without dilation, with one group and no cropping: the form
-// computed on padded rows below.
+// True for a 2-d convolution without dilation or cropping: the form computed on padded rows
+// below (any groups: a depthwise convolution too).
 bool has_unit_dilations(const ConvAttributes& a) {
   const WindowGeometry& g = a.window;
-  return a.group == 1 && g.rank() == 2 && all_equal(g.dilations, 1) &&
-         all_at_least(g.pads_begin, 0) && all_at_least(g.pads_end, 0);
+  return g.rank() == 2 && all_equal(g.dilations, 1) && all_at_least(g.pads_begin, 0) &&
+         all_at_least(g.pads_end, 0);
 }
 
 // A 2-d convolution computed on rows of a padded width, so that it too is a GEMM over
@@ -152,6 +154,8 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
   const DType acc = accumulation_dtype(type.dtype);
   const int64_t sh = g.strides[0];
   const int64_t sw = g.strides[1];
+  const int64_t group_in = w.dim(1);             // input channels per group
+  const int64_t group_out = w.dim(0) / a.group;  // output channels per group
   const int64_t out_rows = g.output[0];
   int64_t width = g.output[1] + (g.kernel[1] - 1) / sw;
   while ((out_rows * width) % kPositionMultiple != 0) ++width;
@@ -177,7 +181,13 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
       {w.dim(1), g.kernel[0], g.kernel[1]}, Reducer::sum, [&](const Indices& i, const Indices& r) {
         loop::Expr phase = plus(scaled(remainder(r[1], sh), sw), remainder(r[2], sw));
         loop::Expr offset = i[2] + divided(r[1], sh) * width + divided(r[2], sw);
-        return cast(acc, padded({i[0], r[0], phase, offset})) *
+        // Output channel m reads input channel c of its group, m / group_out: all channels
+        // with one group, channel m itself in a depthwise convolution.
+        loop::Expr channel = r[0];
+        if (a.group > 1) {
+          channel = plus(scaled(divided(i[1], group_out), group_in), channel);
+        }
+        return cast(acc, padded({i[0], channel, phase, offset})) *
                cast(acc, w({i[1], r[0], r[1], r[2]}));
       });
   return {ctx.compute("conv_bias", type, [&](const Indices& i) {

@@ -89,6 +89,13 @@ TEST_CASE("convolutions, with and without the GEMM rule, match the interpreter",
   return %y
 })");
   CHECK_THAT(kernels, Catch::Contains("local"));
+  // Depthwise (stride 1 and 2) and grouped convolutions: implicit GEMMs over each group.
+  check_against_interpreter(R"(graph g(%x: f32[1,8,10,10], %dw: f32[8,1,3,3], %gw: f32[6,4,1,1]) -> (%a: f32[1,8,10,10], %b: f32[1,8,5,5], %c: f32[1,6,10,10]) opset 17 {
+  %a = Conv(%x, %dw) {group = 8, pads = [1, 1, 1, 1]}
+  %b = Conv(%x, %dw) {group = 8, pads = [1, 1, 1, 1], strides = [2, 2]}
+  %c = Conv(%x, %gw) {group = 2}
+  return %a, %b, %c
+})");
 }
 
 TEST_CASE("every kernel runs on one thread and on several with the same results",
