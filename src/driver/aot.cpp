@@ -9,6 +9,7 @@
 // link the library and call the kernels through kernels.h.
 #include "minic/driver/compile.h"
 
+#include "aot_entry.h"
 #include "minic/codegen/llvm.h"
 #include "minic/frontend/onnx.h"
 #include "minic/support/error.h"
@@ -91,15 +92,25 @@ void save_compiled_model(const CompiledModel& model, const std::string& onnx_pat
   std::vector<char> object = codegen::emit_object(model.kernels(), llvm_options);
   const fs::path object_path = fs::path(dir) / "kernels.o";
   write_file(object_path.string(), std::string(object.begin(), object.end()));
+  write_file((fs::path(dir) / "kernels.h").string(), kernels_header(model.kernels()));
+  write_file((fs::path(dir) / "minic_runtime.c").string(), kSerialRuntime);
+  // The whole model as one C call, where every step is compiled code.
+  ModelEntry entry = model_entry(model);
+  std::string sources = shell_quote(object_path.string());
+  if (entry.complete) {
+    write_file((fs::path(dir) / "model.h").string(), entry.header);
+    write_file((fs::path(dir) / "model.c").string(), entry.source);
+    write_file((fs::path(dir) / "weights.bin").string(), entry.weights);
+    sources += " " + shell_quote((fs::path(dir) / "model.c").string()) + " -I " +
+               shell_quote(dir);
+  }
   const fs::path library_path = fs::path(dir) / kLibrary;
-  std::string link = fmt::format("cc -shared -o {} {}", shell_quote(library_path.string()),
-                                 shell_quote(object_path.string()));
+  std::string link = fmt::format("cc -shared -fPIC -O2 -o {} {}",
+                                 shell_quote(library_path.string()), sources);
   if (std::system(link.c_str()) != 0) {
     fail("linking {} failed (`{}`): minic compile needs a C compiler, cc", library_path.string(),
          link);
   }
-  write_file((fs::path(dir) / "kernels.h").string(), kernels_header(model.kernels()));
-  write_file((fs::path(dir) / "minic_runtime.c").string(), kSerialRuntime);
 
   nlohmann::ordered_json manifest;
   manifest["format"] = kFormat;
@@ -108,6 +119,7 @@ void save_compiled_model(const CompiledModel& model, const std::string& onnx_pat
   manifest["library"] = kLibrary;
   manifest["graph_passes"] = options.graph_passes;
   manifest["kernels"] = model.code().function_names();
+  manifest["model_entry"] = entry.complete ? "model.h" : "none: " + entry.reason;
   write_file((fs::path(dir) / kManifest).string(), manifest.dump(2) + "\n");
 }
 

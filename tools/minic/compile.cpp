@@ -39,8 +39,10 @@ int run_compile(const CompileCommandOptions& options) {
              stats.reference_ops.empty() ? "" : ", reference kernels for ",
              fmt::join(stats.reference_ops, ", "));
   fmt::print("wrote {}: model.onnx, kernels.o, libminic_kernels.so, kernels.h, minic_runtime.c, "
-             "minic_model.json\n",
-             options.output);
+             "minic_model.json{}\n",
+             options.output,
+             stats.reference_ops.empty() ? ", model.h, model.c, weights.bin"
+                                         : " (no model.h: reference kernels are not C code)");
   return 0;
 }
 

@@ -93,6 +93,8 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
 //   kernels.h              a C header: one `void NAME(void** args)` per kernel, with its
 //                          buffers in order
 //   minic_runtime.c        a serial minic_parallel_for, for C programs that link the kernels
+//   model.h, model.c,      where every step is compiled code: the whole model as one C
+//   weights.bin            call (minic_model_init, minic_model_run), built into the library
 //   minic_model.json       what minic reads back: the files, the graph passes, the kernels
 // `model` must have been compiled from `onnx_path` with `options`.
 void save_compiled_model(const CompiledModel& model, const std::string& onnx_path,
