@@ -212,6 +212,26 @@ bool is_param(const loop::PrimFunc& func, const BufferNode* buffer) {
                      [buffer](const Buffer& param) { return param.get() == buffer; });
 }
 
+NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
+                          const loop::Expr& loop, const char* primitive) {
+  NestMove move;
+  move.path = block_path(func, block, primitive);
+  move.loop_path = schedule::loop_path(func, loop, primitive);
+  std::string loop_text = loop_name(loop);
+  if (passes_through(move.path, move.loop_path.back())) {
+    fail("{}: block {} is already under loop {}", primitive, block, loop_text);
+  }
+  move.root = nest_root_index(move.path);
+  move.nest_path.assign(move.path.begin(), move.path.begin() + static_cast<long>(move.root) + 1);
+  std::optional<SeqSiblings> siblings = seq_siblings(move.nest_path, move.loop_path);
+  if (!siblings || siblings->index + 1 != move.root) {
+    fail("{}: the loops of block {} and loop {} are not siblings in one sequence", primitive,
+         block, loop_text);
+  }
+  move.siblings = *siblings;
+  return move;
+}
+
 size_t nest_root_index(const std::vector<Stmt>& path) {
   size_t index = path.size() - 1;
   while (index > 0) {

@@ -58,6 +58,21 @@ struct SeqSiblings {
 };
 std::optional<SeqSiblings> seq_siblings(const std::vector<Stmt>& a, const std::vector<Stmt>& b);
 
+// Where compute_at and reverse_compute_at start from: the path to the block, the path to
+// the loop, the index in the block's path of its nest root (nest_root_index), that
+// nest's path, and where the nest and the loop sit in the sequence that holds both.
+struct NestMove {
+  std::vector<Stmt> path;
+  std::vector<Stmt> loop_path;
+  size_t root = 0;
+  std::vector<Stmt> nest_path;
+  SeqSiblings siblings;
+};
+// Fails, naming `primitive`, if the block is already under the loop, or if its loop nest
+// and the loop are not siblings in one sequence.
+NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
+                          const loop::Expr& loop, const char* primitive);
+
 // True if `buffer` is a parameter of `func`.
 bool is_param(const loop::PrimFunc& func, const BufferNode* buffer);
 

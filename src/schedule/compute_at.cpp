@@ -54,21 +54,15 @@ namespace minic::schedule {
 
 void compute_at(PrimFunc& func, const std::string& block_name, const Expr& loop_var) {
   constexpr const char* kPrimitive = "compute_at";
-  std::vector<Stmt> path = block_path(func, block_name, kPrimitive);
-  std::vector<Stmt> loop_stmts = loop_path(func, loop_var, kPrimitive);
+  NestMove move = locate_nest_move(func, block_name, loop_var, kPrimitive);
+  const std::vector<Stmt>& path = move.path;
+  const std::vector<Stmt>& loop_stmts = move.loop_path;
+  const std::vector<Stmt>& nest_path = move.nest_path;
+  const SeqSiblings* siblings = &move.siblings;
+  const size_t root = move.root;
   const loop::Block& block = *path.back().as<loop::Block>();
   const loop::For& loop = *loop_stmts.back().as<loop::For>();
   std::string loop_text = loop_name(loop_var);
-  if (passes_through(path, loop_stmts.back())) {
-    fail("{}: block {} is already under loop {}", kPrimitive, block_name, loop_text);
-  }
-  size_t root = nest_root_index(path);
-  std::vector<Stmt> nest_path(path.begin(), path.begin() + static_cast<long>(root) + 1);
-  std::optional<SeqSiblings> siblings = seq_siblings(nest_path, loop_stmts);
-  if (!siblings || siblings->index + 1 != root) {
-    fail("{}: the loops of block {} and loop {} are not siblings in one sequence", kPrimitive,
-         block_name, loop_text);
-  }
   if (siblings->b_position < siblings->a_position) {
     fail("{}: loop {} comes before block {}; use reverse_compute_at to move a consumer",
          kPrimitive, loop_text, block_name);
