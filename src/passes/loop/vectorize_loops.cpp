@@ -25,6 +25,7 @@
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
+#include "pass_util.h"
 
 #include <map>
 
@@ -92,39 +93,6 @@ Expr fold_mul(const Expr& a, const Expr& b) {
   if (x && *x == 1) return b;
   if (y && *y == 1) return a;
   return Mul::make(a, b);
-}
-
-Expr make_binary(ExprKind kind, const Expr& a, const Expr& b) {
-  switch (kind) {
-#define MINIC_BINARY_CASE(Node) \
-  case ExprKind::Node:          \
-    return Node::make(a, b);
-    MINIC_BINARY_CASE(Add) MINIC_BINARY_CASE(Sub) MINIC_BINARY_CASE(Mul)
-    MINIC_BINARY_CASE(Div) MINIC_BINARY_CASE(Mod) MINIC_BINARY_CASE(FloorDiv)
-    MINIC_BINARY_CASE(FloorMod) MINIC_BINARY_CASE(Min) MINIC_BINARY_CASE(Max)
-    MINIC_BINARY_CASE(EQ) MINIC_BINARY_CASE(NE) MINIC_BINARY_CASE(LT) MINIC_BINARY_CASE(LE)
-    MINIC_BINARY_CASE(GT) MINIC_BINARY_CASE(GE) MINIC_BINARY_CASE(And) MINIC_BINARY_CASE(Or)
-#undef MINIC_BINARY_CASE
-    default:
-      return Expr();
-  }
-}
-
-// The operands of a binary node (is_binary(expr.kind())).
-std::pair<Expr, Expr> binary_operands(const Expr& expr) {
-  switch (expr.kind()) {
-#define MINIC_BINARY_CASE(Node) \
-  case ExprKind::Node:          \
-    return {expr.as<Node>()->a, expr.as<Node>()->b};
-    MINIC_BINARY_CASE(Add) MINIC_BINARY_CASE(Sub) MINIC_BINARY_CASE(Mul)
-    MINIC_BINARY_CASE(Div) MINIC_BINARY_CASE(Mod) MINIC_BINARY_CASE(FloorDiv)
-    MINIC_BINARY_CASE(FloorMod) MINIC_BINARY_CASE(Min) MINIC_BINARY_CASE(Max)
-    MINIC_BINARY_CASE(EQ) MINIC_BINARY_CASE(NE) MINIC_BINARY_CASE(LT) MINIC_BINARY_CASE(LE)
-    MINIC_BINARY_CASE(GT) MINIC_BINARY_CASE(GE) MINIC_BINARY_CASE(And) MINIC_BINARY_CASE(Or)
-#undef MINIC_BINARY_CASE
-    default:
-      return {};
-  }
 }
 
 bool reads_memory(const Expr& expr) {
@@ -232,9 +200,9 @@ class Widener {
   }
 
   Expr widen_binary(const Expr& expr) {
-    auto [left, right] = binary_operands(expr);
-    Expr a = widen(left);
-    Expr b = widen(right);
+    std::vector<Expr> operands = pass_util::operands_of(expr);
+    Expr a = widen(operands.at(0));
+    Expr b = widen(operands.at(1));
     if (failed) return Expr();
     ExprKind kind = expr.kind();
     bool index_arithmetic = a.type().dtype == DType::i64 &&
@@ -262,7 +230,7 @@ class Widener {
         return Ramp::make(fold_mul(ramp->base, factor), fold_mul(ramp->stride, factor), lanes_);
       }
     }
-    return make_binary(kind, vector(a), vector(b));
+    return pass_util::make_operator(kind, {vector(a), vector(b)});
   }
 
   const Var* var_;
