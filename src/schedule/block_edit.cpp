@@ -212,6 +212,36 @@ bool is_param(const loop::PrimFunc& func, const BufferNode* buffer) {
                      [buffer](const Buffer& param) { return param.get() == buffer; });
 }
 
+namespace {
+
+class LoadFinder : public loop::IRVisitor {
+ public:
+  explicit LoadFinder(const BufferNode* buffer) : buffer_(buffer) {}
+  std::vector<std::vector<loop::Expr>> loads;
+  void visit_Load(const loop::Load* node) override {
+    if (node->buffer.get() == buffer_) loads.push_back(node->indices);
+    IRVisitor::visit_Load(node);
+  }
+
+ private:
+  const BufferNode* buffer_;
+};
+
+}  // namespace
+
+std::vector<std::vector<loop::Expr>> load_indices(const Stmt& stmt, const BufferNode* buffer) {
+  LoadFinder finder(buffer);
+  finder.visit(stmt);
+  return finder.loads;
+}
+
+std::vector<std::vector<loop::Expr>> load_indices(const loop::Expr& expr,
+                                                  const BufferNode* buffer) {
+  LoadFinder finder(buffer);
+  finder.visit(expr);
+  return finder.loads;
+}
+
 NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
                           const loop::Expr& loop, const char* primitive) {
   NestMove move;

@@ -73,6 +73,11 @@ struct NestMove {
 NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
                           const loop::Expr& loop, const char* primitive);
 
+// The indices of every load of `buffer` in `stmt` (or `expr`), in program order.
+std::vector<std::vector<loop::Expr>> load_indices(const Stmt& stmt, const BufferNode* buffer);
+std::vector<std::vector<loop::Expr>> load_indices(const loop::Expr& expr,
+                                                  const BufferNode* buffer);
+
 // True if `buffer` is a parameter of `func`.
 bool is_param(const loop::PrimFunc& func, const BufferNode* buffer);
 

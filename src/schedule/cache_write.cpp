@@ -42,7 +42,6 @@
 #include "block_edit.h"
 #include "loop_tree.h"
 
-#include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
 
 namespace minic::schedule {
@@ -51,23 +50,6 @@ namespace {
 using loop::Block;
 
 constexpr const char* kPrimitive = "cache_write";
-
-// Every load of `buffer` in `stmt`, by its indices.
-std::vector<std::vector<Expr>> loads_of(const Stmt& stmt, const loop::BufferNode* buffer) {
-  class LoadFinder : public loop::IRVisitor {
-   public:
-    const loop::BufferNode* buffer = nullptr;
-    std::vector<std::vector<Expr>> loads;
-    void visit_Load(const loop::Load* node) override {
-      if (node->buffer.get() == buffer) loads.push_back(node->indices);
-      IRVisitor::visit_Load(node);
-    }
-  };
-  LoadFinder finder;
-  finder.buffer = buffer;
-  finder.visit(stmt);
-  return finder.loads;
-}
 
 bool same_indices(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   for (size_t d = 0; d < a.size(); ++d) {
@@ -122,7 +104,7 @@ std::string cache_write(PrimFunc& func, const std::string& block_name, int write
     fail("{}: block {} stores to {} at indices that are not distinct spatial iteration "
          "variables", kPrimitive, block_name, buffer->name);
   }
-  std::vector<std::vector<Expr>> loads = loads_of(block.body, buffer.get());
+  std::vector<std::vector<Expr>> loads = load_indices(block.body, buffer.get());
   if (!loads.empty() && !block.init) {
     fail("{}: block {} reads {} without an init: it would read the cache before writing it",
          kPrimitive, block_name, buffer->name);

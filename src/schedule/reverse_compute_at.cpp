@@ -48,7 +48,6 @@
 #include "region.h"
 
 #include "minic/ir/loop/printer.h"
-#include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
 
 namespace minic::schedule {
@@ -60,20 +59,8 @@ constexpr const char* kPrimitive = "reverse_compute_at";
 // index is not one iteration variable.
 std::vector<std::vector<size_t>> load_positions(const loop::Block& block,
                                                 const BufferNode* buffer) {
-  class LoadFinder : public loop::IRVisitor {
-   public:
-    const loop::BufferNode* buffer = nullptr;
-    std::vector<std::vector<Expr>> loads;
-    void visit_Load(const loop::Load* node) override {
-      if (node->buffer.get() == buffer) loads.push_back(node->indices);
-      IRVisitor::visit_Load(node);
-    }
-  };
-  LoadFinder finder;
-  finder.buffer = buffer;
-  finder.visit(block.body);
   std::vector<std::vector<size_t>> result;
-  for (const std::vector<Expr>& indices : finder.loads) {
+  for (const std::vector<Expr>& indices : load_indices(block.body, buffer)) {
     std::optional<std::vector<size_t>> positions = iter_var_positions(block, indices);
     if (!positions) {
       fail("{}: block {} reads {} at indices that are not its iteration variables",

@@ -70,23 +70,6 @@ class LoadReplacer : public loop::IRMutator {
   Expr value_;
 };
 
-// Every load of `buffer` in `expr`, by its indices.
-std::vector<std::vector<Expr>> loads_of(const Expr& expr, const BufferNode* buffer) {
-  class LoadFinder : public loop::IRVisitor {
-   public:
-    const BufferNode* buffer = nullptr;
-    std::vector<std::vector<Expr>> loads;
-    void visit_Load(const loop::Load* node) override {
-      if (node->buffer.get() == buffer) loads.push_back(node->indices);
-      IRVisitor::visit_Load(node);
-    }
-  };
-  LoadFinder finder;
-  finder.buffer = buffer;
-  finder.visit(expr);
-  return finder.loads;
-}
-
 // The store of a block that is one store at its iteration variables, each once, over the
 // whole buffer; with the positions of those variables.
 const loop::Store* whole_store(const Block& block, std::vector<size_t>& positions) {
@@ -168,7 +151,7 @@ void reverse_compute_inline(PrimFunc& func, const std::string& block_name) {
     fail("{}: {} is a parameter of @{}; the function's outputs stay", kPrimitive, buffer->name,
          func.name);
   }
-  std::vector<std::vector<Expr>> loads = loads_of(consumer_store->value, buffer);
+  std::vector<std::vector<Expr>> loads = load_indices(consumer_store->value, buffer);
   std::optional<std::vector<size_t>> positions =
       loads.empty() ? std::nullopt : iter_var_positions(consumer, loads[0]);
   bool bijection = positions && positions->size() == consumer.iter_vars.size();
