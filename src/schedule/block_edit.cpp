@@ -49,52 +49,6 @@ class OwnUseCollector : public UseCollector {
   bool inside_ = false;
 };
 
-class BufferReplacer : public loop::IRMutator {
- public:
-  BufferReplacer(const Buffer& from, const Buffer& to) : from_(from), to_(to) {}
-
-  Expr mutate_Load(const loop::Load* node, const Expr& self) override {
-    Expr result = IRMutator::mutate_Load(node, self);
-    if (node->buffer != from_) return result;
-    return loop::Load::make(to_, result.as<loop::Load>()->indices);
-  }
-  Stmt mutate_Store(const loop::Store* node, const Stmt& self) override {
-    Stmt result = IRMutator::mutate_Store(node, self);
-    if (node->buffer != from_) return result;
-    const auto* store = result.as<loop::Store>();
-    return loop::Store::make(to_, store->indices, store->value);
-  }
-  Stmt mutate_Allocate(const loop::Allocate* node, const Stmt& self) override {
-    Stmt result = IRMutator::mutate_Allocate(node, self);
-    if (node->buffer != from_) return result;
-    return loop::Allocate::make(to_, result.as<loop::Allocate>()->body);
-  }
-  Stmt mutate_Block(const Block* node, const Stmt& self) override {
-    Stmt result = IRMutator::mutate_Block(node, self);
-    Block::Parts parts = result.as<Block>()->parts();
-    bool changed = false;
-    for (auto* regions : {&parts.reads, &parts.writes}) {
-      for (loop::BufferRegion& region : *regions) {
-        if (region.buffer == from_) {
-          region.buffer = to_;
-          changed = true;
-        }
-      }
-    }
-    for (Buffer& buffer : parts.alloc_buffers) {
-      if (buffer == from_) {
-        buffer = to_;
-        changed = true;
-      }
-    }
-    return changed ? Block::make(std::move(parts)) : result;
-  }
-
- private:
-  const Buffer& from_;
-  const Buffer& to_;
-};
-
 class AllocationRemover : public loop::IRMutator {
  public:
   explicit AllocationRemover(const BufferNode* buffer) : buffer_(buffer) {}
@@ -301,11 +255,6 @@ Stmt append_stmt(const Stmt& body, const Stmt& last) {
   std::vector<Stmt> items = seq_items(body);
   items.push_back(last);
   return loop::Seq::make(std::move(items));
-}
-
-Stmt replace_buffer(const Stmt& root, const Buffer& from, const Buffer& to) {
-  BufferReplacer replacer(from, to);
-  return replacer.mutate(root);
 }
 
 Stmt remove_allocation(const Stmt& root, const BufferNode* buffer) {

@@ -96,9 +96,9 @@ Stmt insert_beside(const Stmt& root, const std::vector<Stmt>& path, const Stmt& 
 Stmt prepend_stmt(const Stmt& body, const Stmt& first);
 Stmt append_stmt(const Stmt& body, const Stmt& last);
 
-// `root` with every use of `from` (loads, stores, block regions, allocations) referring to
-// `to` instead.
-Stmt replace_buffer(const Stmt& root, const Buffer& from, const Buffer& to);
+// replace_buffer (every use of one buffer made another's) is a loop IR rewrite:
+// include/minic/ir/loop/analysis.h.
+using loop::replace_buffer;
 
 // `root` without the allocation of `buffer` (an Allocate or a block's alloc_buffers
 // entry); `root` unchanged if it does not allocate it.

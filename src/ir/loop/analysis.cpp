@@ -155,6 +155,52 @@ class BoundEvaluator {
   const VarBounds& bounds_;
 };
 
+class BufferReplacer : public IRMutator {
+ public:
+  BufferReplacer(const Buffer& from, const Buffer& to) : from_(from), to_(to) {}
+
+  Expr mutate_Load(const Load* node, const Expr& self) override {
+    Expr result = IRMutator::mutate_Load(node, self);
+    if (node->buffer != from_) return result;
+    return Load::make(to_, result.as<Load>()->indices);
+  }
+  Stmt mutate_Store(const Store* node, const Stmt& self) override {
+    Stmt result = IRMutator::mutate_Store(node, self);
+    if (node->buffer != from_) return result;
+    const auto* store = result.as<Store>();
+    return Store::make(to_, store->indices, store->value);
+  }
+  Stmt mutate_Allocate(const Allocate* node, const Stmt& self) override {
+    Stmt result = IRMutator::mutate_Allocate(node, self);
+    if (node->buffer != from_) return result;
+    return Allocate::make(to_, result.as<Allocate>()->body);
+  }
+  Stmt mutate_Block(const Block* node, const Stmt& self) override {
+    Stmt result = IRMutator::mutate_Block(node, self);
+    Block::Parts parts = result.as<Block>()->parts();
+    bool changed = false;
+    for (auto* regions : {&parts.reads, &parts.writes}) {
+      for (BufferRegion& region : *regions) {
+        if (region.buffer == from_) {
+          region.buffer = to_;
+          changed = true;
+        }
+      }
+    }
+    for (Buffer& buffer : parts.alloc_buffers) {
+      if (buffer == from_) {
+        buffer = to_;
+        changed = true;
+      }
+    }
+    return changed ? Block::make(std::move(parts)) : result;
+  }
+
+ private:
+  const Buffer& from_;
+  const Buffer& to_;
+};
+
 }  // namespace
 
 Expr substitute(const Expr& expr, const VarMap& map) {
@@ -193,6 +239,11 @@ IntBound bound_of(const Expr& expr, const VarBounds& bounds) {
 std::optional<int64_t> as_const_int(const Expr& expr) {
   if (auto imm = expr.as<IntImm>(); imm && !is_float(expr.type().dtype)) return imm->value;
   return std::nullopt;
+}
+
+Stmt replace_buffer(const Stmt& root, const Buffer& from, const Buffer& to) {
+  BufferReplacer replacer(from, to);
+  return replacer.mutate(root);
 }
 
 }  // namespace minic::loop

@@ -33,6 +33,10 @@ Expr substitute(const Expr& expr, const VarMap& map);
 // statement defines (loop and iteration variables) are never in `map` in correct use.
 Stmt substitute(const Stmt& stmt, const VarMap& map);
 
+// `root` with every use of `from` (loads, stores, block regions, allocations) referring to
+// `to` instead.
+Stmt replace_buffer(const Stmt& root, const Buffer& from, const Buffer& to);
+
 // True if `expr` (or `stmt`) uses the variable `var` anywhere.
 bool uses_var(const Expr& expr, const Var* var);
 bool uses_var(const Stmt& stmt, const Var* var);
