@@ -25,143 +25,21 @@
 // A rule that a primitive refuses (a shape it cannot tile) is dropped for that block, and
 // the block keeps the schedule it had: rules never make a kernel fail to compile.
 // Parallel loops are used only where there is enough work to pay for waking the threads.
+// What the rules read off a block (its loops' roles, its operands, the tiles that fit) is
+// in block_roles.h, shared with the autotuner's search space (src/autotune/space_rules.h).
 #include "minic/schedule/rules.h"
 
-#include "../loop_tree.h"
-#include "minic/ir/loop/analysis.h"
+#include "block_roles.h"
 #include "minic/schedule/primitives.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
 
-#include <algorithm>
 #include <optional>
 
 namespace minic::schedule {
 namespace {
 
 using loop::Block;
-
-constexpr int64_t kVectorLanes = 16;         // f32 lanes of an AVX-512 register
-constexpr int64_t kParallelMinWork = 16384;  // iterations below which threads do not pay
-
-// The loop's extent (constant in lowered kernels; 0 if it is not).
-int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref) {
-  const loop::For& node = find_loop(sch.func(), sch.loop_var(loop_ref.var), "default schedule");
-  return loop::as_const_int(node.extent).value_or(0);
-}
-
-// The block's iteration variables that each loop feeds: a loop feeds a variable if the
-// variable's binding uses it.
-struct LoopRoles {
-  std::vector<LoopRef> spatial;  // feeding spatial variables only, outermost first
-  std::vector<LoopRef> reduce;   // feeding reduction variables only
-  bool mixed = false;            // some loop feeds both kinds (or none is clear)
-};
-
-LoopRoles loop_roles(Schedule& sch, const BlockRef& block_ref, const std::vector<LoopRef>& loops) {
-  const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
-  LoopRoles roles;
-  for (const LoopRef& loop_ref : loops) {
-    const loop::Var* var = sch.loop_var(loop_ref.var).as<loop::Var>();
-    bool feeds_spatial = false;
-    bool feeds_reduce = false;
-    for (const loop::IterVar& iter : block.iter_vars) {
-      if (!loop::uses_var(iter.binding, var)) continue;
-      (iter.kind == loop::IterKind::reduce ? feeds_reduce : feeds_spatial) = true;
-    }
-    if (feeds_spatial && feeds_reduce) roles.mixed = true;
-    if (feeds_reduce) {
-      roles.reduce.push_back(loop_ref);
-    } else {
-      roles.spatial.push_back(loop_ref);
-    }
-  }
-  return roles;
-}
-
-// True if the block's body is `C[...] = C[...] + X * Y`: the shape of GEMM and convolution.
-bool is_multiply_accumulate(const Block& block) {
-  const auto* store = block.body.as<loop::Store>();
-  if (!store || !block.init) return false;
-  const auto* add = store->value.as<loop::Add>();
-  if (!add) return false;
-  const auto* acc = add->a.as<loop::Load>();
-  return acc && acc->buffer == store->buffer && add->b.as<loop::Mul>() != nullptr;
-}
-
-int64_t product(Schedule& sch, const std::vector<LoopRef>& loops) {
-  int64_t total = 1;
-  for (const LoopRef& loop : loops) total *= std::max<int64_t>(extent_of(sch, loop), 1);
-  return total;
-}
-
-// Makes the outermost of `outer` that has more than one iteration parallel, when the
-// whole nest has enough work. (Fusing the outer loops first would give the threads more
-// even chunks, but the parallel primitive cannot yet prove the iterations of a fused loop
-// independent: its bindings are floordiv/floormod expressions.)
-void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work) {
-  if (total_work < kParallelMinWork) return;
-  for (const LoopRef& loop : outer) {
-    if (extent_of(sch, loop) > 1) {
-      sch.parallel(loop);
-      return;
-    }
-  }
-}
-
-// The two multiplicands of a multiply-accumulate block, told apart: `columns` is the one
-// whose last index uses the innermost spatial variable (B of C[i, j] += A[i, k] * B[k, j];
-// the input of a convolution), `rows` the other (A; a convolution's weights).
-struct Operands {
-  const loop::Load* rows = nullptr;
-  const loop::Load* columns = nullptr;
-};
-
-Operands multiplicands(const Block& block) {
-  const auto* store = block.body.as<loop::Store>();
-  const auto* mul = store->value.as<loop::Add>()->b.as<loop::Mul>();
-  const loop::Var* j = nullptr;
-  for (const loop::IterVar& iter : block.iter_vars) {
-    if (iter.kind == loop::IterKind::spatial) j = iter.var.as<loop::Var>();
-  }
-  Operands operands;
-  for (const loop::Expr& operand : {mul->a, mul->b}) {
-    const auto* load = operand.as<loop::Load>();
-    if (!load) return {};
-    bool by_column = !load->indices.empty() && loop::uses_var(load->indices.back(), j);
-    (by_column ? operands.columns : operands.rows) = load;
-  }
-  return operands.rows && operands.columns ? operands : Operands{};
-}
-
-// The index of `load`'s buffer in the block's reads.
-int read_index(const Block& block, const loop::Load* load) {
-  for (size_t r = 0; r < block.reads.size(); ++r) {
-    if (block.reads[r].buffer == load->buffer) return static_cast<int>(r);
-  }
-  fail("the operand is not among the block's reads");
-}
-
-// The loops of a block that a primitive made: the last `count` of get_loops.
-std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_t count) {
-  std::vector<LoopRef> loops = sch.get_loops(block);
-  if (loops.size() < count) fail("expected {} loops", count);
-  return {loops.end() - count, loops.end()};
-}
-
-// The column tile: one or two vectors of 16 lanes where the extent allows; else the
-// largest divisor of the extent from 7 to 32 (a convolution's output width of 56, 28, 14
-// or 7). LLVM splits such odd-length vectors into legal pieces, with shuffles between
-// them: far from peak, but several times faster than the reduction rule's scalar dot
-// products for these widths. (Masked 16- and 32-lane accesses would avoid the shuffles.)
-int64_t column_tile(int64_t extent) {
-  if (extent % (2 * kVectorLanes) == 0) return 2 * kVectorLanes;
-  if (extent % kVectorLanes == 0) return kVectorLanes;
-  for (int64_t tile = std::min<int64_t>(extent, 2 * kVectorLanes); tile >= 7; --tile) {
-    if (extent % tile == 0) return tile;
-  }
-  return 0;
-}
 
 void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles) {
   const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
@@ -172,16 +50,7 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   // j: the innermost spatial loop; i: the innermost other spatial loop that the rows
   // operand depends on (MatMul's i, a convolution's output channel).
   LoopRef j = roles.spatial.back();
-  std::optional<LoopRef> i;
-  for (size_t l = 0; l + 1 < roles.spatial.size(); ++l) {
-    const loop::Var* var = sch.loop_var(roles.spatial[l].var).as<loop::Var>();
-    for (const loop::IterVar& iter : block.iter_vars) {
-      if (!loop::uses_var(iter.binding, var)) continue;
-      for (const loop::Expr& index : operands.rows->indices) {
-        if (loop::uses_var(index, iter.var.as<loop::Var>())) i = roles.spatial[l];
-      }
-    }
-  }
+  std::optional<LoopRef> i = row_loop(sch, block, roles, operands);
   if (!i) fail("the rows operand depends on no outer spatial loop");
   int64_t extent_i = extent_of(sch, *i);
   int64_t nr = column_tile(extent_of(sch, j));

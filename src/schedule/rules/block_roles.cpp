@@ -1,0 +1,128 @@
+// What schedule rules read off a block (block_roles.h). Course module 4.
+#include "block_roles.h"
+
+#include "../loop_tree.h"
+#include "minic/ir/loop/analysis.h"
+#include "minic/schedule/primitives.h"
+#include "minic/support/error.h"
+
+#include <algorithm>
+
+namespace minic::schedule {
+
+using loop::Block;
+
+int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref) {
+  const loop::For& node = find_loop(sch.func(), sch.loop_var(loop_ref.var), "default schedule");
+  return loop::as_const_int(node.extent).value_or(0);
+}
+
+int64_t product(Schedule& sch, const std::vector<LoopRef>& loops) {
+  int64_t total = 1;
+  for (const LoopRef& loop : loops) total *= std::max<int64_t>(extent_of(sch, loop), 1);
+  return total;
+}
+
+LoopRoles loop_roles(Schedule& sch, const BlockRef& block_ref, const std::vector<LoopRef>& loops) {
+  const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
+  LoopRoles roles;
+  for (const LoopRef& loop_ref : loops) {
+    const loop::Var* var = sch.loop_var(loop_ref.var).as<loop::Var>();
+    bool feeds_spatial = false;
+    bool feeds_reduce = false;
+    for (const loop::IterVar& iter : block.iter_vars) {
+      if (!loop::uses_var(iter.binding, var)) continue;
+      (iter.kind == loop::IterKind::reduce ? feeds_reduce : feeds_spatial) = true;
+    }
+    if (feeds_spatial && feeds_reduce) roles.mixed = true;
+    if (feeds_reduce) {
+      roles.reduce.push_back(loop_ref);
+    } else {
+      roles.spatial.push_back(loop_ref);
+    }
+  }
+  return roles;
+}
+
+bool is_multiply_accumulate(const Block& block) {
+  const auto* store = block.body.as<loop::Store>();
+  if (!store || !block.init) return false;
+  const auto* add = store->value.as<loop::Add>();
+  if (!add) return false;
+  const auto* acc = add->a.as<loop::Load>();
+  return acc && acc->buffer == store->buffer && add->b.as<loop::Mul>() != nullptr;
+}
+
+Operands multiplicands(const Block& block) {
+  const auto* store = block.body.as<loop::Store>();
+  const auto* mul = store->value.as<loop::Add>()->b.as<loop::Mul>();
+  const loop::Var* j = nullptr;
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (iter.kind == loop::IterKind::spatial) j = iter.var.as<loop::Var>();
+  }
+  Operands operands;
+  for (const loop::Expr& operand : {mul->a, mul->b}) {
+    const auto* load = operand.as<loop::Load>();
+    if (!load) return {};
+    bool by_column = !load->indices.empty() && loop::uses_var(load->indices.back(), j);
+    (by_column ? operands.columns : operands.rows) = load;
+  }
+  return operands.rows && operands.columns ? operands : Operands{};
+}
+
+int read_index(const Block& block, const loop::Load* load) {
+  for (size_t r = 0; r < block.reads.size(); ++r) {
+    if (block.reads[r].buffer == load->buffer) return static_cast<int>(r);
+  }
+  fail("the operand is not among the block's reads");
+}
+
+std::optional<LoopRef> row_loop(Schedule& sch, const Block& block, const LoopRoles& roles,
+                                const Operands& operands) {
+  std::optional<LoopRef> i;
+  for (size_t l = 0; l + 1 < roles.spatial.size(); ++l) {
+    const loop::Var* var = sch.loop_var(roles.spatial[l].var).as<loop::Var>();
+    for (const loop::IterVar& iter : block.iter_vars) {
+      if (!loop::uses_var(iter.binding, var)) continue;
+      for (const loop::Expr& index : operands.rows->indices) {
+        if (loop::uses_var(index, iter.var.as<loop::Var>())) i = roles.spatial[l];
+      }
+    }
+  }
+  return i;
+}
+
+std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_t count) {
+  std::vector<LoopRef> loops = sch.get_loops(block);
+  if (loops.size() < count) fail("expected {} loops", count);
+  return {loops.end() - count, loops.end()};
+}
+
+// A convolution's output width of 56, 28, 14 or 7 has no multiple of 16 lanes: it takes
+// the largest divisor from 7 to 32. LLVM splits such odd-length vectors into legal
+// pieces, with shuffles between them: far from peak, but several times faster than the
+// reduction rule's scalar dot products for these widths. (Masked 16- and 32-lane accesses
+// would avoid the shuffles.)
+int64_t column_tile(int64_t extent) {
+  if (extent % (2 * kVectorLanes) == 0) return 2 * kVectorLanes;
+  if (extent % kVectorLanes == 0) return kVectorLanes;
+  for (int64_t tile = std::min<int64_t>(extent, 2 * kVectorLanes); tile >= 7; --tile) {
+    if (extent % tile == 0) return tile;
+  }
+  return 0;
+}
+
+// Fusing the outer loops first would give the threads more even chunks, but the parallel
+// primitive cannot yet prove the iterations of a fused loop independent: its bindings are
+// floordiv/floormod expressions.
+void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work) {
+  if (total_work < kParallelMinWork) return;
+  for (const LoopRef& loop : outer) {
+    if (extent_of(sch, loop) > 1) {
+      sch.parallel(loop);
+      return;
+    }
+  }
+}
+
+}  // namespace minic::schedule

@@ -1,0 +1,77 @@
+// What schedule rules read off a block: the roles of its loops, the shape of its body, the
+// tiles that fit it. Private to the rules (src/schedule/rules/) and the autotuner's search
+// space (src/autotune/space_rules.h), which generalises them.
+//
+// Course module 4. A rule decides how to schedule a block from a few facts:
+//   - which loops feed spatial iteration variables and which feed reductions (loop_roles);
+//   - whether the body is a multiply-accumulate C = C + X * Y (is_multiply_accumulate),
+//     and which multiplicand is read along the columns (multiplicands);
+//   - which spatial loop indexes the rows operand (row_loop): the i of an i x j tile;
+//   - how wide a column tile fits the innermost extent (column_tile);
+//   - whether the nest has enough work to pay for threads (parallelize).
+// For the matmul of stmt.h: spatial = [i, j], reduce = [k], rows = A, columns = B,
+// row_loop = i, column_tile(256) = 32.
+#pragma once
+
+#include "minic/ir/loop/stmt.h"
+#include "minic/schedule/schedule.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace minic::schedule {
+
+inline constexpr int64_t kVectorLanes = 16;         // f32 lanes of an AVX-512 register
+inline constexpr int64_t kParallelMinWork = 16384;  // iterations below which threads do not pay
+
+// The loop's extent (constant in lowered kernels; 0 if it is not).
+int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref);
+
+// The product of the loops' extents (a non-constant extent counts 1).
+int64_t product(Schedule& sch, const std::vector<LoopRef>& loops);
+
+// The block's iteration variables that each loop feeds: a loop feeds a variable if the
+// variable's binding uses it.
+struct LoopRoles {
+  std::vector<LoopRef> spatial;  // feeding spatial variables only, outermost first
+  std::vector<LoopRef> reduce;   // feeding reduction variables only
+  bool mixed = false;            // some loop feeds both kinds (or none is clear)
+};
+
+LoopRoles loop_roles(Schedule& sch, const BlockRef& block_ref, const std::vector<LoopRef>& loops);
+
+// True if the block's body is `C[...] = C[...] + X * Y`: the shape of GEMM and convolution.
+bool is_multiply_accumulate(const loop::Block& block);
+
+// The two multiplicands of a multiply-accumulate block, told apart: `columns` is the one
+// whose last index uses the innermost spatial variable (B of C[i, j] += A[i, k] * B[k, j];
+// the input of a convolution), `rows` the other (A; a convolution's weights). Both null if
+// they cannot be told apart.
+struct Operands {
+  const loop::Load* rows = nullptr;
+  const loop::Load* columns = nullptr;
+};
+
+Operands multiplicands(const loop::Block& block);
+
+// The index of `load`'s buffer in the block's reads.
+int read_index(const loop::Block& block, const loop::Load* load);
+
+// The innermost spatial loop other than the last that the rows operand depends on
+// (MatMul's i, a convolution's output channel); nullopt if there is none.
+std::optional<LoopRef> row_loop(Schedule& sch, const loop::Block& block, const LoopRoles& roles,
+                                const Operands& operands);
+
+// The loops of a block that a primitive made: the last `count` of get_loops.
+std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_t count);
+
+// The column tile: one or two vectors of 16 lanes where the extent allows; else the
+// largest divisor of the extent from 7 to 32; 0 if there is none.
+int64_t column_tile(int64_t extent);
+
+// Makes the outermost of `outer` that has more than one iteration parallel, when the
+// whole nest has enough work (total_work >= kParallelMinWork).
+void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work);
+
+}  // namespace minic::schedule
