@@ -9,7 +9,7 @@ APT_PACKAGES=(
   cmake ninja-build ccache gcc g++ python3-pip
   llvm-19-dev llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
-  libfmt-dev catch2 libcli11-dev nlohmann-json3-dev graphviz
+  libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libxgboost-dev graphviz
 )
 PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime matplotlib)
 

@@ -136,6 +136,12 @@ void set_global_thread_count(int threads) {
   g_pool = std::make_unique<ThreadPool>(threads);
 }
 
+void abandon_global_thread_pool() {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  // release() without delete: the destructor would join threads this process never had.
+  static_cast<void>(g_pool.release());
+}
+
 }  // namespace minic::runtime
 
 extern "C" void minic_parallel_for(void (*fn)(void* closure, int64_t begin, int64_t end),

@@ -26,6 +26,22 @@ inline const char* const kGemmKernel = R"(func @gemm(A: f32[64,32], B: f32[32,48
 }
 )";
 
+// C = A * B, 64 x 64 x 64: square, so that every tile divides (the autotuner tests).
+inline const char* const kGemm64Kernel = R"(func @gemm(A: f32[64,64], B: f32[64,64], C: f32[64,64]) {
+  for i in 0..64 {
+    for j in 0..64 {
+      for k in 0..64 {
+        block C(vi = spatial(64) i, vj = spatial(64) j, vk = reduce(64) k) {
+          reads(A[vi, vk], B[vk, vj], C[vi, vj]) writes(C[vi, vj])
+          init { C[vi, vj] = 0.0 }
+          C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+        }
+      }
+    }
+  }
+}
+)";
+
 // A 3x3 convolution, stride 1, no padding, NCHW: 3 channels of 8x8 in, 4 of 6x6 out.
 inline const char* const kConv2dKernel = R"(func @conv2d(X: f32[1,3,8,8], W: f32[4,3,3,3], Y: f32[1,4,6,6]) {
   for n in 0..1 {

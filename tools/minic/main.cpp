@@ -7,6 +7,9 @@
 //   minic viz MODEL.onnx|FILE.mgraph [--stage onnx|optimized] -o FILE.dot|FILE.svg
 //   minic bench MODEL [--warmup N] [--repeat N] [--threads N] [--json FILE]
 //   minic schedule FILE.mloop [--emit mloop|c] [-o OUT]
+//   minic compile MODEL -o OUT_DIR
+//   minic tune MODEL -o DB.jsonl [--trials N] [--budget 10m] [--resume] [--plot FILE.png]
+//   minic db show|best|merge DB.jsonl... [-o OUT.jsonl]
 //
 // main builds the CLI11 app from the subcommands (one file each), parses the command
 // line and runs the chosen subcommand. It is the one place where errors become exit
@@ -59,6 +62,8 @@ int main(int argc, char** argv) {
       minic::cli::add_bench_command(app),
       minic::cli::add_schedule_command(app),
       minic::cli::add_compile_command(app),
+      minic::cli::add_tune_command(app),
+      minic::cli::add_db_command(app),
   };
 
   // CLI11 would call an unknown word in the subcommand's place a missing subcommand.

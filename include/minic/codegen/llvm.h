@@ -82,6 +82,10 @@ std::string emit_llvm_text(const loop::LoopModule& module, const LlvmOptions& op
 // The host assembly of `module`: what `--emit asm` prints.
 std::string emit_asm_text(const loop::LoopModule& module, const LlvmOptions& options);
 
+// The host CPU's name as LLVM knows it ("znver4", "skylake-avx512"): what the code is
+// compiled for, and what tuning records name as their target.
+std::string host_cpu_name();
+
 // A relocatable object file (ELF .o bytes) of `module` for the host, ahead of time: link
 // it with minic's runtime (for minic_parallel_for) into a program or shared library.
 std::vector<char> emit_object(const loop::LoopModule& module, const LlvmOptions& options);

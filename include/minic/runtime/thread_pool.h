@@ -67,6 +67,12 @@ ThreadPool& global_thread_pool();
 // Replaces the global pool by one of `threads` threads (0: hardware_concurrency). Not to be
 // called while a kernel runs.
 void set_global_thread_count(int threads);
+// For a child process made by fork(), before any kernel runs there: forgets the global pool
+// the child inherited without stopping it. fork copies only the calling thread, so the
+// pool's workers do not exist in the child, and stopping the pool would wait forever to
+// join them; the object is leaked on purpose instead. The next global_thread_pool() or
+// set_global_thread_count makes a new pool. (The autotuner measures candidates this way.)
+void abandon_global_thread_pool();
 
 }  // namespace minic::runtime
 

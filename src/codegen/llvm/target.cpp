@@ -125,6 +125,8 @@ std::unique_ptr<llvm::Module> build_optimized_module(const loop::LoopModule& mod
 
 namespace minic::codegen {
 
+std::string host_cpu_name() { return llvm::sys::getHostCPUName().str(); }
+
 std::string emit_llvm_text(const loop::LoopModule& module, const LlvmOptions& options) {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> built =

@@ -38,6 +38,17 @@ const std::vector<LoopPassInfo>& loop_passes() {
   return passes;
 }
 
+// Blocks to plain statements, staging buffers shrunk to their tiles (so that accumulators
+// can live in registers), unrolled loops expanded, buffers flattened to offsets (where a
+// reshaped index such as (p / W) * W + p % W simplifies back to p), index arithmetic
+// simplified, vector loops as vector code.
+const std::vector<std::string>& default_loop_pipeline() {
+  static const std::vector<std::string> pipeline = {"lower-blocks",    "compact-buffers",
+                                                    "unroll-loops",    "flatten-buffers",
+                                                    "simplify",        "vectorize-loops"};
+  return pipeline;
+}
+
 const LoopPassInfo& find_loop_pass(const std::string& name) {
   std::string known;
   for (const LoopPassInfo& pass : loop_passes()) {

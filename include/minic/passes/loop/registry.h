@@ -29,6 +29,10 @@ const std::vector<LoopPassInfo>& loop_passes();
 // The pass named `name`; throws Error listing the known names if there is none.
 const LoopPassInfo& find_loop_pass(const std::string& name);
 
+// The passes every scheduled kernel goes through before code generation, in order: what
+// compile_model runs and what the autotuner measures (src/passes/loop/registry.cpp).
+const std::vector<std::string>& default_loop_pipeline();
+
 // Runs the named passes in order on every function of the module, verifying each function
 // after each pass (a pass that breaks the IR is reported by name).
 void run_loop_passes(LoopModule& module, const std::vector<std::string>& names);

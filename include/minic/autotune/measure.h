@@ -1,0 +1,51 @@
+// Measuring candidate schedules on this machine.
+//
+// Course module 5. The cost model only ranks candidates; what the tuner keeps is what was
+// timed. measure() takes scheduled kernels (a task's function with a candidate's trace
+// applied) and, for each:
+//   1. runs the loop pipeline that compile_model runs (loop::default_loop_pipeline()),
+//   2. compiles it with the LLVM back end, as compile_model would,
+//   3. calls it on random inputs: warm-up calls, then `repeats` timed runs, each of enough
+//      calls to last min_repeat_ms; the result is each run's time per call and the median.
+// Steps 2 and 3 happen in a child process (fork) with a time limit: a candidate whose
+// code crashes or runs too long is reported as failed, and the tuner goes on.
+//
+//   MeasureOptions options;
+//   options.threads = 1;
+//   std::vector<MeasureResult> results = measure({scheduled_a, scheduled_b}, options);
+//   results[0].median_us   // 812.5
+//   results[1].error       // "timed out after 10 s"
+#pragma once
+
+#include "minic/ir/loop/stmt.h"
+
+#include <string>
+#include <vector>
+
+namespace minic::autotune {
+
+struct MeasureOptions {
+  int warmup = 1;               // untimed calls first
+  int repeats = 5;              // timed runs; the median is the result
+  double min_repeat_ms = 10;    // each run calls the kernel until this much time has passed
+  double timeout_s = 10;        // for compiling and timing one candidate
+  int threads = 1;              // the thread pool's size in the child (0: every core)
+};
+
+struct MeasureResult {
+  bool ok = false;
+  std::string error;             // why not ok: a compile error, a signal, a time-out
+  std::vector<double> times_us;  // per call, one per repeat
+  double median_us = 0;
+};
+
+// The target tuning records are made for: "llvm-cpu " and the host CPU's name. A record of
+// another target is not used.
+std::string cpu_target();
+
+// Times every function of `candidates` (scheduled, before the loop pipeline), one child
+// process each, in order.
+std::vector<MeasureResult> measure(const std::vector<loop::PrimFunc>& candidates,
+                                   const MeasureOptions& options);
+
+}  // namespace minic::autotune

@@ -1,0 +1,70 @@
+// Tuning a model: the loop that ties tasks, search, measurement and the database together.
+//
+// Course module 5. tune() runs rounds until the trial budget or the time budget is spent:
+//   1. the task scheduler (task_scheduler.h) picks a task;
+//   2. the evolutionary search (search.h) proposes candidates for it, ranked by the cost
+//      model;
+//   3. the best few are measured (measure.h) and appended to the database;
+//   4. the cost model is retrained on every measurement so far.
+// The first round of every task also measures the default schedule, so a tuned kernel is
+// never slower than the untuned one by more than the timing noise. With `resume`, the
+// records already in the database for these tasks count as measured: the search starts
+// from them and the trial budget counts them.
+#pragma once
+
+#include "minic/autotune/database.h"
+#include "minic/autotune/measure.h"
+#include "minic/autotune/task.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace minic::autotune {
+
+struct TuneOptions {
+  int trials = 64;             // measured candidates, over all tasks
+  double budget_s = 0;         // wall-clock limit (0: none)
+  int per_round = 8;           // candidates measured per round
+  uint64_t seed = 1;
+  bool resume = false;
+  std::string cost_model = "xgboost";  // or "random"
+  MeasureOptions measure;
+};
+
+// One line of progress, after each round.
+struct RoundReport {
+  int round = 0;
+  int task_index = 0;          // into the tasks
+  int task_count = 0;
+  int trials = 0;              // measured so far, all tasks
+  double best_us = 0;          // the task's best so far
+  double best_gflops = 0;
+  double elapsed_s = 0;
+  double eta_s = 0;            // by the trial budget or the time budget
+};
+
+// How each task ended.
+struct TaskSummary {
+  std::string name;
+  std::string workload_key;
+  int weight = 0;
+  int trials = 0;
+  double default_us = 0;       // the default schedule (0 if it could not be measured)
+  double best_us = 0;          // the best measured (0 if nothing ran)
+  double flops = 0;
+};
+
+struct TuneReport {
+  std::vector<TaskSummary> tasks;
+  int trials = 0;
+  double elapsed_s = 0;
+};
+
+// Tunes `tasks`, appending every measurement to `database` (which should be attached to
+// its file). `progress` is called after every round.
+TuneReport tune(const std::vector<Task>& tasks, Database& database, const TuneOptions& options,
+                const std::function<void(const RoundReport&)>& progress = {});
+
+}  // namespace minic::autotune

@@ -1,0 +1,264 @@
+// The gemm-like rule of the search space (space_rules.h). Course module 5.
+//
+// The default rule's register tiling (src/schedule/rules/cpu_default.cpp, schedule_gemm)
+// with its sizes as knobs: tile_j, tile_i and tile_k split the column, row and first
+// reduction loops; order puts the row tiles outside the column tiles; pack and parallel
+// say whether B's panel is packed and which outer loop runs in parallel. With the default
+// values (middle factors 1, k whole, order 0) the primitives are the default rule's, one
+// for one: a middle factor of 1 is not split off, and k is not split.
+#include "space_rules.h"
+
+#include "minic/schedule/primitives.h"
+#include "minic/support/error.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace minic::autotune {
+
+using schedule::BlockRef;
+using schedule::LoopRef;
+using schedule::LoopRoles;
+using schedule::Schedule;
+
+namespace {
+
+constexpr int64_t kMaxRegisterRows = 8;        // rows of the register tile
+constexpr int64_t kMaxColumnTile = 64;         // columns: up to four AVX-512 vectors
+constexpr int64_t kAccumulatorRegisters = 24;  // of 32 zmm registers; the rest hold A and B
+constexpr int64_t kMaxUnrolledReduction = 8;   // k1 is unrolled up to this extent
+
+// Every [outer, middle, last] with outer * middle * last == extent, for each of `lasts`.
+Choices tile_choices(int64_t extent, const std::vector<int64_t>& lasts) {
+  Choices choices;
+  for (int64_t last : lasts) {
+    for (const std::vector<int64_t>& split : factorizations(extent / last, 2)) {
+      choices.push_back({split[0], split[1], last});
+    }
+  }
+  return choices;
+}
+
+// The loops of a gemm-like block that its rule tiles, and what the rule needs to know.
+struct GemmLoops {
+  LoopRef i;                    // the row loop (row_loop)
+  LoopRef j;                    // the innermost spatial loop
+  std::vector<LoopRef> others;  // the other spatial loops, outermost first
+  std::vector<LoopRef> reduce;
+  int columns_read = 0;  // the read index of the columns operand
+  bool packable = false;
+  int64_t total_work = 0;
+};
+
+GemmLoops gemm_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles) {
+  const loop::Block& block = schedule::get_block(sch.func(), sch.block_name(block_ref.var));
+  if (!schedule::is_multiply_accumulate(block)) fail("not a multiply-accumulate");
+  schedule::Operands operands = schedule::multiplicands(block);
+  if (!operands.rows || roles.spatial.size() < 2 || roles.reduce.empty()) {
+    fail("not a tileable multiply-accumulate");
+  }
+  std::optional<LoopRef> i = schedule::row_loop(sch, block, roles, operands);
+  if (!i) fail("the rows operand depends on no outer spatial loop");
+  GemmLoops loops{*i, roles.spatial.back(), {}, roles.reduce};
+  for (const LoopRef& loop : roles.spatial) {
+    if (loop.var != loops.i.var && loop.var != loops.j.var) loops.others.push_back(loop);
+  }
+  loops.columns_read = schedule::read_index(block, operands.columns);
+  // As the default rule: only a matrix is packed, not a convolution's input.
+  loops.packable = roles.reduce.size() == 1 && operands.columns->buffer->rank() == 2;
+  loops.total_work = schedule::product(sch, roles.spatial) * schedule::product(sch, roles.reduce);
+  return loops;
+}
+
+struct GemmValues {
+  std::vector<int64_t> tile_j;  // [outer, middle, nr]
+  std::vector<int64_t> tile_i;  // [outer, middle, mr]
+  std::vector<int64_t> tile_k;  // [outer, inner]
+  bool rows_outer = false;      // order 1
+  bool pack = false;
+  int64_t parallel = -1;  // position among [others, first tile loop, second tile loop]
+};
+
+GemmValues gemm_values(const Decisions& point, const std::string& block) {
+  GemmValues values;
+  values.tile_j = value_of(point, block, "tile_j");
+  values.tile_i = value_of(point, block, "tile_i");
+  values.tile_k = value_of(point, block, "tile_k");
+  values.rows_outer = value_of(point, block, "order").at(0) == 1;
+  values.pack = value_of(point, block, "pack").at(0) == 1;
+  values.parallel = value_of(point, block, "parallel").at(0);
+  if (values.tile_j.size() != 3 || values.tile_i.size() != 3 || values.tile_k.size() != 2) {
+    fail("block {}: a tile value has the wrong number of factors", block);
+  }
+  return values;
+}
+
+// A loop split into [outer, middle, inner] by a tile value; a middle factor of 1 is not
+// split off (so the default's tiles give the default's two loops).
+struct TileLoops {
+  LoopRef outer;
+  std::optional<LoopRef> middle;
+  LoopRef inner;
+};
+
+TileLoops split_tile(Schedule& sch, const LoopRef& loop, const std::vector<int64_t>& tile) {
+  if (tile[1] == 1) {
+    std::vector<LoopRef> parts = sch.split(loop, {-1, tile[2]});
+    return {parts[0], std::nullopt, parts[1]};
+  }
+  std::vector<LoopRef> parts = sch.split(loop, {-1, tile[1], tile[2]});
+  return {parts[0], parts[1], parts[2]};
+}
+
+void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                   const GemmValues& values) {
+  GemmLoops loops = gemm_loops(sch, block, roles);
+  BlockRef copy = sch.cache_write(block, 0, "local");
+  TileLoops j = split_tile(sch, loops.j, values.tile_j);
+  TileLoops i = split_tile(sch, loops.i, values.tile_i);
+  const TileLoops& first = values.rows_outer ? i : j;
+  const TileLoops& second = values.rows_outer ? j : i;
+  std::vector<LoopRef> outer = loops.others;
+  outer.push_back(first.outer);
+  outer.push_back(second.outer);
+  std::vector<LoopRef> tile_outer = outer;
+  if (first.middle) tile_outer.push_back(*first.middle);
+  if (second.middle) tile_outer.push_back(*second.middle);
+  // k0, the other reduction loops, k1: the inner part of k innermost, next to the tile.
+  std::vector<LoopRef> reduce = loops.reduce;
+  std::optional<LoopRef> k_inner;
+  if (values.tile_k[1] > 1) {
+    std::vector<LoopRef> k = sch.split(reduce.front(), {-1, values.tile_k[1]});
+    reduce.front() = k[0];
+    reduce.push_back(k[1]);
+    k_inner = k[1];
+  }
+  std::vector<LoopRef> order = tile_outer;
+  order.insert(order.end(), reduce.begin(), reduce.end());
+  order.push_back(i.inner);
+  order.push_back(j.inner);
+  sch.reorder(order);
+  sch.reverse_compute_at(copy, tile_outer.back());
+  if (values.pack) {
+    if (!loops.packable) fail("the columns operand is not a matrix read by one reduction");
+    BlockRef pack = sch.cache_read(block, loops.columns_read, "global");
+    sch.compute_at(pack, j.outer);
+    sch.vectorize(schedule::innermost_loops(sch, pack, 1)[0]);
+  }
+  BlockRef init = sch.decompose_reduction(block, reduce.front());
+  sch.unroll(i.inner);
+  sch.vectorize(j.inner);
+  for (const BlockRef& tile_block : {init, copy}) {
+    std::vector<LoopRef> tile = schedule::innermost_loops(sch, tile_block, 2);
+    sch.unroll(tile[0]);
+    sch.vectorize(tile[1]);
+  }
+  if (k_inner && values.tile_k[1] <= kMaxUnrolledReduction) sch.unroll(*k_inner);
+  if (values.parallel >= static_cast<int64_t>(outer.size())) {
+    fail("no outer loop {} to run in parallel", values.parallel);
+  }
+  if (values.parallel >= 0) sch.parallel(outer[static_cast<size_t>(values.parallel)]);
+}
+
+// A gemm-like block's tile of mr rows x nr columns needs mr * (nr / 16) accumulators.
+std::string register_violation(const std::string& block, const Decisions& point) {
+  const std::vector<int64_t>& rows = value_of(point, block, "tile_i");
+  const std::vector<int64_t>& columns = value_of(point, block, "tile_j");
+  int64_t vectors = (columns.back() + schedule::kVectorLanes - 1) / schedule::kVectorLanes;
+  if (rows.back() * vectors <= kAccumulatorRegisters) return "";
+  return fmt::format("block {}: a register tile of {} rows x {} vectors needs more than {} "
+                     "registers",
+                     block, rows.back(), vectors, kAccumulatorRegisters);
+}
+
+// B's panel is packed under the column tile loop j0, into one buffer: threads running a
+// loop around j0 would all write it. The two tile loops are the last two positions of
+// the parallel knob's outer loops; j0 is the first of them in order 0, the second in 1.
+std::string pack_violation(const std::string& block, const std::vector<Knob>& knobs,
+                           const Decisions& point) {
+  int64_t parallel = value_of(point, block, "parallel").at(0);
+  if (value_of(point, block, "pack").at(0) != 1 || parallel < 0) return "";
+  int64_t last = -1;
+  for (const Knob& knob : knobs) {
+    if (knob.name != knob_name(block, "parallel")) continue;
+    for (const std::vector<int64_t>& choice : knob.choices) last = std::max(last, choice.at(0));
+  }
+  int64_t column_tiles = value_of(point, block, "order").at(0) == 1 ? last : last - 1;
+  if (parallel >= column_tiles) return "";
+  return fmt::format("block {}: the threads of outer loop {} would all write the packed panel "
+                     "of the columns operand (packed under outer loop {})",
+                     block, parallel, column_tiles);
+}
+
+}  // namespace
+
+std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
+                                     const std::string& name, const LoopRoles& roles) {
+  try {
+    GemmLoops loops = gemm_loops(sch, block, roles);
+    int64_t extent_j = schedule::extent_of(sch, loops.j);
+    int64_t extent_i = schedule::extent_of(sch, loops.i);
+    int64_t extent_k = schedule::extent_of(sch, loops.reduce.front());
+    int64_t nr = schedule::column_tile(extent_j);
+    if (nr == 0) fail("no column tile divides the innermost spatial extent");
+    int64_t mr = extent_i % 8 == 0 ? 8 : extent_i % 4 == 0 ? 4 : extent_i % 2 == 0 ? 2 : 1;
+    if (mr == 1) fail("the row extent is odd");
+    if (extent_k < 1) fail("the reduction extent is not constant");
+
+    std::vector<int64_t> column_tiles;
+    for (int64_t tile = schedule::kVectorLanes; tile <= kMaxColumnTile;
+         tile += schedule::kVectorLanes) {
+      if (extent_j % tile == 0) column_tiles.push_back(tile);
+    }
+    if (column_tiles.empty()) column_tiles.push_back(nr);
+    std::vector<int64_t> row_tiles;
+    for (int64_t tile = 1; tile <= kMaxRegisterRows; ++tile) {
+      if (extent_i % tile == 0) row_tiles.push_back(tile);
+    }
+    // The default's parallel loop: the first of [others, j0, i0] with more than one
+    // iteration, when there is enough work.
+    std::vector<int64_t> outer_extents;
+    for (const LoopRef& loop : loops.others) {
+      outer_extents.push_back(schedule::extent_of(sch, loop));
+    }
+    outer_extents.push_back(extent_j / nr);
+    outer_extents.push_back(extent_i / mr);
+    bool enough_work = loops.total_work >= schedule::kParallelMinWork;
+    Choices parallel_choices = {{-1}};
+    int64_t default_parallel = -1;
+    for (size_t p = 0; enough_work && p < outer_extents.size(); ++p) {
+      // An outer loop of one iteration is never worth a thread; the tile loops' extents
+      // depend on the point.
+      if (p < loops.others.size() && outer_extents[p] <= 1) continue;
+      parallel_choices.push_back({static_cast<int64_t>(p)});
+      if (default_parallel < 0 && outer_extents[p] > 1) default_parallel = static_cast<int64_t>(p);
+    }
+
+    BlockSpace space;
+    add_knob(space, name, "tile_j", tile_choices(extent_j, column_tiles), {extent_j / nr, 1, nr});
+    add_knob(space, name, "tile_i", tile_choices(extent_i, row_tiles), {extent_i / mr, 1, mr});
+    add_knob(space, name, "tile_k", factorizations(extent_k, 2), {extent_k, 1});
+    add_knob(space, name, "order", {{0}, {1}}, {0});
+    add_knob(space, name, "pack", yes_no(loops.packable), {loops.packable ? 1 : 0});
+    add_knob(space, name, "parallel", parallel_choices, {default_parallel});
+    Schedule scheduled = sch;
+    schedule_gemm(scheduled, block, roles, gemm_values(space.default_values, name));
+    sch = std::move(scheduled);
+    return space;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void schedule_gemm_point(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                         const std::string& name, const Decisions& point) {
+  schedule_gemm(sch, block, roles, gemm_values(point, name));
+}
+
+std::string gemm_violation(const std::vector<Knob>& knobs, const std::string& block,
+                           const Decisions& point) {
+  std::string reason = register_violation(block, point);
+  return reason.empty() ? pack_violation(block, knobs, point) : reason;
+}
+
+}  // namespace minic::autotune

@@ -1,0 +1,191 @@
+// The rules of the search space (space_rules.h): the knob helpers, the reduction and
+// elementwise rules, and the walk over one block. Course module 5. The gemm-like rule is
+// in space_gemm.cpp.
+//
+// Each rule has two halves that must agree: its knobs (the values a block may take,
+// computed from its loop extents) and its schedule (the primitives a point's values give).
+// block_space builds the knobs and the default values -- the default rule's sizes -- and
+// schedules the block with those values, so that the blocks after it see what
+// default_cpu_schedule would give them. The schedules follow cpu_default.cpp primitive
+// for primitive: with the default values, a block's trace is the default rule's.
+#include "space_rules.h"
+
+#include "minic/support/error.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace minic::autotune {
+
+using schedule::BlockRef;
+using schedule::LoopRef;
+using schedule::LoopRoles;
+using schedule::Schedule;
+
+namespace {
+
+constexpr uint64_t kThinningSeed = 7;  // for thinning long lists of choices
+
+// Keeps at most kMaxKnobChoices of `choices`, `keep` among them, in their order. Which
+// ones is random but fixed: the same extents always give the same list.
+Choices thinned(Choices choices, const std::vector<int64_t>& keep) {
+  if (choices.size() <= kMaxKnobChoices) return choices;
+  std::vector<size_t> order(choices.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(kThinningSeed);
+  std::shuffle(order.begin(), order.end(), rng);
+  order.resize(kMaxKnobChoices);
+  size_t keep_index = std::find(choices.begin(), choices.end(), keep) - choices.begin();
+  if (std::find(order.begin(), order.end(), keep_index) == order.end()) order.back() = keep_index;
+  std::sort(order.begin(), order.end());
+  Choices kept;
+  for (size_t index : order) kept.push_back(choices[index]);
+  return kept;
+}
+
+}  // namespace
+
+std::string knob_name(const std::string& block, const char* knob) { return block + "." + knob; }
+
+bool has_knob(const Decisions& point, const std::string& block, const char* knob) {
+  return point.count(knob_name(block, knob)) != 0;
+}
+
+const std::vector<int64_t>& value_of(const Decisions& point, const std::string& block,
+                                     const char* knob) {
+  auto found = point.find(knob_name(block, knob));
+  if (found == point.end()) fail("the point has no value for knob {}", knob_name(block, knob));
+  return found->second;
+}
+
+void add_knob(BlockSpace& space, const std::string& block, const char* knob, Choices choices,
+              std::vector<int64_t> default_value) {
+  choices = thinned(std::move(choices), default_value);
+  MINIC_CHECK(std::find(choices.begin(), choices.end(), default_value) != choices.end());
+  space.knobs.push_back({knob_name(block, knob), std::move(choices)});
+  space.default_values[knob_name(block, knob)] = std::move(default_value);
+}
+
+Choices yes_no(bool offered) { return offered ? Choices{{0}, {1}} : Choices{{0}}; }
+
+namespace {
+
+// --- reductions and elementwise blocks ------------------------------------------------------
+
+void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                        bool inner, bool parallel) {
+  if (roles.reduce.empty()) fail("no reduction loop");
+  int64_t total_work = schedule::product(sch, roles.spatial) * schedule::product(sch, roles.reduce);
+  std::vector<LoopRef> outer = roles.spatial;
+  if (inner && !roles.spatial.empty()) {
+    outer.pop_back();
+    std::vector<LoopRef> order = outer;
+    order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
+    order.push_back(roles.spatial.back());
+    sch.reorder(order);
+  }
+  sch.decompose_reduction(block, roles.reduce.front());
+  if (parallel) schedule::parallelize(sch, outer, total_work);
+}
+
+void schedule_elementwise(Schedule& sch, const LoopRoles& roles, int64_t vector, bool parallel) {
+  std::vector<LoopRef> outer = roles.spatial;
+  if (outer.empty()) return;
+  int64_t total_work = schedule::product(sch, outer);
+  if (vector > 1) {
+    std::vector<LoopRef> parts = sch.split(outer.back(), {-1, vector});
+    sch.vectorize(parts[1]);
+    outer.back() = parts[0];
+  }
+  if (parallel) schedule::parallelize(sch, outer, total_work);
+}
+
+BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::string& name,
+                           const LoopRoles& roles) {
+  // Moving a loop of one iteration changes nothing: no knob then.
+  bool has_spatial =
+      !roles.spatial.empty() && schedule::extent_of(sch, roles.spatial.back()) > 1;
+  int64_t total_work = schedule::product(sch, roles.spatial) * schedule::product(sch, roles.reduce);
+  bool inner = has_spatial &&
+               schedule::extent_of(sch, roles.spatial.back()) >= schedule::kVectorLanes;
+  bool enough_work = total_work >= schedule::kParallelMinWork;
+  BlockSpace space;
+  add_knob(space, name, "inner", yes_no(has_spatial), {inner ? 1 : 0});
+  add_knob(space, name, "parallel", yes_no(enough_work), {enough_work ? 1 : 0});
+  schedule_reduction(sch, block, roles, inner, enough_work);
+  return space;
+}
+
+BlockSpace elementwise_space(Schedule& sch, const std::string& name, const LoopRoles& roles) {
+  if (roles.spatial.empty()) return {};
+  int64_t extent = schedule::extent_of(sch, roles.spatial.back());
+  Choices vectors = {{1}};
+  for (int64_t lanes : {16, 32, 64}) {
+    if (extent > 0 && extent % lanes == 0) vectors.push_back({lanes});
+  }
+  int64_t vector = extent > 0 && extent % schedule::kVectorLanes == 0 ? schedule::kVectorLanes : 1;
+  bool enough_work = schedule::product(sch, roles.spatial) >= schedule::kParallelMinWork;
+  BlockSpace space;
+  add_knob(space, name, "vector", vectors, {vector});
+  add_knob(space, name, "parallel", yes_no(enough_work), {enough_work ? 1 : 0});
+  schedule_elementwise(sch, roles, vector, enough_work);
+  return space;
+}
+
+}  // namespace
+
+BlockSpace block_space(Schedule& sch, const std::string& name) {
+  Schedule attempt = sch;
+  try {
+    BlockRef block = attempt.get_block(name);
+    std::vector<LoopRef> loops = attempt.get_loops(block);
+    LoopRoles roles = schedule::loop_roles(attempt, block, loops);
+    if (roles.mixed || loops.empty()) return {};
+    std::optional<BlockSpace> space = gemm_space(attempt, block, name, roles);
+    if (!space) {
+      space = roles.reduce.empty() ? elementwise_space(attempt, name, roles)
+                                   : reduction_space(attempt, block, name, roles);
+    }
+    sch = std::move(attempt);
+    return *space;
+  } catch (const Error&) {
+    return {};  // the default rule is refused: the block keeps its loops and has no knobs
+  }
+}
+
+void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& point) {
+  Schedule attempt = sch;
+  try {
+    BlockRef block = attempt.get_block(name);
+    LoopRoles roles = schedule::loop_roles(attempt, block, attempt.get_loops(block));
+    if (roles.mixed) return;
+    if (has_knob(point, name, "tile_j")) {
+      schedule_gemm_point(attempt, block, roles, name, point);
+    } else if (has_knob(point, name, "inner")) {
+      schedule_reduction(attempt, block, roles, value_of(point, name, "inner").at(0) == 1,
+                         value_of(point, name, "parallel").at(0) == 1);
+    } else if (has_knob(point, name, "vector")) {
+      schedule_elementwise(attempt, roles, value_of(point, name, "vector").at(0),
+                           value_of(point, name, "parallel").at(0) == 1);
+    } else {
+      return;
+    }
+    sch = std::move(attempt);
+  } catch (const Error&) {
+    // The primitives refuse these values for this block: it keeps the loops it had.
+  }
+}
+
+std::string constraint_violation(const std::vector<Knob>& knobs, const Decisions& point) {
+  const std::string suffix = ".tile_j";
+  for (const Knob& knob : knobs) {
+    if (!knob.name.ends_with(suffix)) continue;
+    std::string block = knob.name.substr(0, knob.name.size() - suffix.size());
+    std::string reason = gemm_violation(knobs, block, point);
+    if (!reason.empty()) return reason;
+  }
+  return "";
+}
+
+}  // namespace minic::autotune

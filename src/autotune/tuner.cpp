@@ -1,0 +1,223 @@
+// tune(): rounds of search, measurement and retraining until the budget is spent.
+// Course module 5; the steps are those of tuner.h.
+#include "minic/autotune/tuner.h"
+
+#include "minic/autotune/features.h"
+#include "minic/autotune/search.h"
+#include "minic/autotune/search_space.h"
+#include "minic/autotune/task_scheduler.h"
+#include "minic/schedule/rules.h"
+#include "minic/schedule/schedule.h"
+#include "minic/support/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+namespace minic::autotune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One candidate of a round, ready to measure.
+struct Candidate {
+  Decisions decisions;  // empty for the default schedule
+  std::string trace_text;
+  loop::PrimFunc scheduled;
+  std::vector<float> features;
+};
+
+// Everything the tuner knows about one task.
+struct TaskState {
+  const Task* task = nullptr;
+  std::unique_ptr<SearchSpace> space;
+  std::unique_ptr<EvolutionarySearch> search;
+  bool default_measured = false;
+  double default_us = 0;
+  double best_us = 0;
+  int trials = 0;
+};
+
+// A measured candidate, for training the cost model.
+struct Sample {
+  int task = 0;
+  std::vector<float> features;
+  double latency_us = 0;  // 0: it failed
+};
+
+// The point of a measured candidate: the default schedule (a record without decisions) is
+// the space's default point, so that the search can start from it.
+const Decisions& point_of(const TaskState& state, const Decisions& decisions) {
+  return decisions.empty() ? state.space->default_point() : decisions;
+}
+
+Candidate default_candidate(const Task& task) {
+  schedule::Schedule sch(task.func);
+  sch.replay(schedule::default_cpu_trace(task.func));
+  Candidate candidate;
+  candidate.trace_text = schedule::print_trace(sch.trace());
+  candidate.scheduled = sch.func();
+  candidate.features = features_of_scheduled(candidate.scheduled);
+  return candidate;
+}
+
+// Retrains the model on every sample: each scored by its task's best latency over its
+// own (1 for the best of its task), 0 for a failure.
+void retrain(CostModel& model, const std::vector<Sample>& samples,
+             const std::vector<TaskState>& states) {
+  std::vector<std::vector<float>> features;
+  std::vector<double> scores;
+  for (const Sample& sample : samples) {
+    double best = states[sample.task].best_us;
+    features.push_back(sample.features);
+    scores.push_back(sample.latency_us > 0 && best > 0 ? best / sample.latency_us : 0);
+  }
+  if (!features.empty()) model.train(features, scores);
+}
+
+// Takes the records the database already has for the task (--resume): they count as
+// measured, seed the search and train the model.
+void resume_task(TaskState& state, int index, const Database& database,
+                 const std::string& target, std::vector<Sample>& samples) {
+  for (const TuningRecord& record : database.of_workload(state.task->workload_key, target)) {
+    Sample sample;
+    sample.task = index;
+    try {
+      schedule::Schedule sch(state.task->func);
+      sch.replay(schedule::parse_trace(record.trace, "the tuning database"));
+      sample.features = features_of_scheduled(sch.func());
+    } catch (const Error&) {
+      continue;  // a record this version of minic cannot replay: not a sample
+    }
+    sample.latency_us = record.ok() ? record.median_us : 0;
+    samples.push_back(sample);
+    state.search->add_measured(point_of(state, record.decisions), record.trace,
+                               record.ok() ? 1 / record.median_us : 0);
+    state.trials = std::max(state.trials, record.trial + 1);
+    if (record.decisions.empty()) {
+      state.default_measured = true;
+      if (record.ok()) state.default_us = record.median_us;
+    }
+    if (record.ok() && (state.best_us == 0 || record.median_us < state.best_us)) {
+      state.best_us = record.median_us;
+    }
+  }
+}
+
+}  // namespace
+
+TuneReport tune(const std::vector<Task>& tasks, Database& database, const TuneOptions& options,
+                const std::function<void(const RoundReport&)>& progress) {
+  if (tasks.empty()) fail("nothing to tune: the model has no compiled kernels");
+  auto start = Clock::now();
+  auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  const std::string target = cpu_target();
+  std::unique_ptr<CostModel> model = make_cost_model(options.cost_model, options.seed);
+
+  std::vector<TaskState> states(tasks.size());
+  std::vector<Sample> samples;
+  std::vector<int> weights;
+  int resumed_trials = 0;
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    TaskState& state = states[t];
+    state.task = &tasks[t];
+    state.space = std::make_unique<SearchSpace>(tasks[t].func);
+    state.search = std::make_unique<EvolutionarySearch>(*state.space, SearchOptions{},
+                                                        options.seed + t);
+    if (options.resume) resume_task(state, static_cast<int>(t), database, target, samples);
+    resumed_trials += state.trials;
+    weights.push_back(tasks[t].weight);
+  }
+  TaskScheduler scheduler(weights);
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    if (states[t].trials > 0) scheduler.report(static_cast<int>(t), 0, states[t].best_us);
+  }
+  retrain(*model, samples, states);
+
+  int trials = resumed_trials;
+  int round = 0;
+  while (trials < options.trials && (options.budget_s <= 0 || elapsed_s() < options.budget_s)) {
+    int t = scheduler.next();
+    if (t < 0) break;  // every space is exhausted
+    TaskState& state = states[t];
+    const Task& task = *state.task;
+
+    // The round's candidates: the default schedule first (once), then the search's.
+    std::vector<Candidate> batch;
+    if (!state.default_measured) batch.push_back(default_candidate(task));
+    int wanted = std::min(options.per_round, options.trials - trials);
+    int more = std::max(wanted - static_cast<int>(batch.size()), 0);
+    for (Proposal& proposal : state.search->propose(*model, more)) {
+      batch.push_back({proposal.decisions, proposal.trace_text, proposal.scheduled,
+                       proposal.features});
+    }
+    if (batch.empty()) {
+      scheduler.finish(t);
+      continue;
+    }
+
+    std::vector<loop::PrimFunc> funcs;
+    for (const Candidate& candidate : batch) funcs.push_back(candidate.scheduled);
+    std::vector<MeasureResult> results = measure(funcs, options.measure);
+
+    double best_before = state.best_us;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const Candidate& candidate = batch[i];
+      const MeasureResult& result = results[i];
+      TuningRecord record;
+      record.workload_key = task.workload_key;
+      record.task_name = task.name;
+      record.target = target;
+      record.trace = candidate.trace_text;
+      record.decisions = candidate.decisions;
+      record.times_us = result.times_us;
+      record.median_us = result.ok ? result.median_us : 0;
+      record.error = result.ok ? "" : result.error;
+      record.flops = task.flops;
+      record.trial = state.trials++;
+      record.time = utc_timestamp();
+      database.add(record);
+      ++trials;
+
+      double latency = result.ok ? result.median_us : 0;
+      samples.push_back({t, candidate.features, latency});
+      state.search->add_measured(point_of(state, candidate.decisions), candidate.trace_text,
+                                 latency > 0 ? 1 / latency : 0);
+      if (candidate.decisions.empty()) {
+        state.default_measured = true;
+        state.default_us = latency;
+      }
+      if (latency > 0 && (state.best_us == 0 || latency < state.best_us)) state.best_us = latency;
+    }
+    scheduler.report(t, best_before, state.best_us);
+    retrain(*model, samples, states);
+
+    if (progress) {
+      RoundReport report;
+      report.round = ++round;
+      report.task_index = t;
+      report.task_count = static_cast<int>(tasks.size());
+      report.trials = trials;
+      report.best_us = state.best_us;
+      report.best_gflops = state.best_us > 0 ? task.flops / state.best_us / 1e3 : 0;
+      report.elapsed_s = elapsed_s();
+      int done_here = trials - resumed_trials;
+      double by_trials = report.elapsed_s / done_here * (options.trials - trials);
+      report.eta_s = options.budget_s > 0
+                         ? std::min(by_trials, std::max(options.budget_s - report.elapsed_s, 0.0))
+                         : by_trials;
+      progress(report);
+    }
+  }
+
+  TuneReport report;
+  report.trials = trials;
+  report.elapsed_s = elapsed_s();
+  for (const TaskState& state : states) {
+    report.tasks.push_back({state.task->name, state.task->workload_key, state.task->weight,
+                            state.trials, state.default_us, state.best_us, state.task->flops});
+  }
+  return report;
+}
+
+}  // namespace minic::autotune

@@ -1,0 +1,168 @@
+// Tests of measuring candidates in child processes: a GEMM is timed (positive times, the
+// median among them), and the ways a candidate fails -- running too long, crashing, being
+// refused by the back end -- come back as errors while the candidates around them are
+// still measured, in order. Course module 5.
+#include "minic/autotune/measure.h"
+
+#include "schedule_kernels.h"
+#include "minic/ir/loop/parser.h"
+#include "minic/runtime/thread_pool.h"
+#include "minic/schedule/rules.h"
+#include "minic/support/error.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+namespace minic::autotune {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+loop::PrimFunc parse_func(const std::string& text) {
+  return loop::parse_loop_module(text, "<test>").functions.at(0);
+}
+
+// Runs far longer than any time limit of these tests (10^12 dependent float operations).
+const char* const kSpinKernel = R"(func @spin(A: f32[1]) {
+  for i in 0..1000000 {
+    for j in 0..1000000 {
+      A[0] = A[0] * 0.5 + 1.0
+    }
+  }
+}
+)";
+
+// Reads 4 TiB past the start of a 4-element buffer.
+const char* const kWildLoadKernel = R"(func @wild(A: f32[4], B: f32[2]) {
+  for i in 0..2 {
+    B[i] = A[i * 1099511627776]
+  }
+}
+)";
+
+// A GPU kernel: the CPU back end refuses thread-bound loops.
+const char* const kGpuKernel = R"(func @on_gpu(A: f32[32]) {
+  for tx in 0..32 bind(threadIdx.x) {
+    A[tx] = 1.0
+  }
+}
+)";
+
+MeasureOptions quick_options() {
+  MeasureOptions options;
+  options.warmup = 1;
+  options.repeats = 3;
+  options.min_repeat_ms = 1;
+  options.timeout_s = 30;
+  return options;
+}
+
+void check_timed(const MeasureResult& result, int repeats) {
+  INFO(result.error);
+  REQUIRE(result.ok);
+  CHECK(result.error.empty());
+  REQUIRE(static_cast<int>(result.times_us.size()) == repeats);
+  for (double time_us : result.times_us) CHECK(time_us > 0);
+  auto [fastest, slowest] = std::minmax_element(result.times_us.begin(), result.times_us.end());
+  CHECK(result.median_us >= *fastest);
+  CHECK(result.median_us <= *slowest);
+}
+
+TEST_CASE("measure times a GEMM, as lowered and as scheduled", "[autotune_measure]") {
+  loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
+  loop::PrimFunc scheduled = schedule::default_cpu_schedule(gemm);
+  MeasureOptions options = quick_options();
+  std::vector<MeasureResult> results = measure({gemm, scheduled}, options);
+  REQUIRE(results.size() == 2);
+  check_timed(results[0], options.repeats);
+  check_timed(results[1], options.repeats);
+}
+
+TEST_CASE("measure runs a parallel kernel on its own pool, and the parent's pool still works",
+          "[autotune_measure]") {
+  // The parent's pool has worker threads, which a forked child does not have: the child
+  // must make its own pool (of another size here) rather than join or wait on those.
+  runtime::set_global_thread_count(3);
+  loop::PrimFunc scheduled =
+      schedule::default_cpu_schedule(parse_func(schedule::test::kGemmKernel));
+  MeasureOptions options = quick_options();
+  options.threads = 2;
+  options.timeout_s = 20;
+  std::vector<MeasureResult> results = measure({scheduled}, options);
+  REQUIRE(results.size() == 1);
+  check_timed(results[0], options.repeats);
+
+  std::atomic<int64_t> sum{0};
+  runtime::global_thread_pool().parallel_for(100, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) sum += i;
+  });
+  CHECK(sum == 4950);
+  CHECK(runtime::global_thread_pool().num_threads() == 3);
+  runtime::set_global_thread_count(0);
+}
+
+TEST_CASE("a candidate that runs too long is killed at the time limit", "[autotune_measure]") {
+  MeasureOptions options = quick_options();
+  options.timeout_s = 0.5;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<MeasureResult> results = measure({parse_func(kSpinKernel)}, options);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].ok);
+  CHECK(results[0].error == "timed out after 0.5 s");
+  CHECK(results[0].times_us.empty());
+  CHECK(seconds < 2.0);
+}
+
+TEST_CASE("a candidate that crashes is reported with its signal", "[autotune_measure]") {
+  std::vector<MeasureResult> results = measure({parse_func(kWildLoadKernel)}, quick_options());
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].ok);
+  CHECK_THAT(results[0].error, StartsWith("crashed: signal "));
+  CHECK_THAT(results[0].error, Contains("(SIG"));
+  CHECK(results[0].times_us.empty());
+}
+
+TEST_CASE("a candidate the back end refuses reports the compile error", "[autotune_measure]") {
+  std::vector<MeasureResult> results = measure({parse_func(kGpuKernel)}, quick_options());
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].ok);
+  CHECK_THAT(results[0].error, Contains("on_gpu"));
+  CHECK_THAT(results[0].error, Contains("threadIdx.x"));
+  CHECK(results[0].times_us.empty());
+}
+
+TEST_CASE("results come back in the order of the candidates", "[autotune_measure]") {
+  loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
+  MeasureOptions options = quick_options();
+  std::vector<MeasureResult> results =
+      measure({parse_func(kGpuKernel), gemm, parse_func(kWildLoadKernel), gemm}, options);
+  REQUIRE(results.size() == 4);
+  CHECK_THAT(results[0].error, Contains("on_gpu"));
+  check_timed(results[1], options.repeats);
+  CHECK_THAT(results[2].error, StartsWith("crashed: signal "));
+  check_timed(results[3], options.repeats);
+}
+
+TEST_CASE("measure rejects options that cannot time anything", "[autotune_measure]") {
+  loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
+  MeasureOptions no_repeats = quick_options();
+  no_repeats.repeats = 0;
+  CHECK_THROWS_WITH(measure({gemm}, no_repeats), Contains("repeats 0"));
+  MeasureOptions no_time = quick_options();
+  no_time.timeout_s = 0;
+  CHECK_THROWS_WITH(measure({gemm}, no_time), Contains("timeout_s 0"));
+}
+
+TEST_CASE("records are made for this CPU under the LLVM back end", "[autotune_measure]") {
+  CHECK_THAT(cpu_target(), StartsWith("llvm-cpu "));
+  CHECK(cpu_target().size() > std::string("llvm-cpu ").size());
+}
+
+}  // namespace
+}  // namespace minic::autotune
