@@ -5,8 +5,10 @@
 // so they are saved as an object file and a shared library. The execution plan is cheap to
 // make and depends on the graph, so it is made again from the model when the directory is
 // loaded: import, graph passes, lowering and schedules are deterministic and give the same
-// kernels, whose names the library must hold (checked when it is loaded). A C program can
-// link the library and call the kernels through kernels.h.
+// kernels, whose names the library must hold (checked when it is loaded). Tuning records
+// change the schedules, so a model compiled with records keeps a copy of them
+// (records.jsonl) and is loaded with it: the loaded loop IR is then the library's. A C
+// program can link the library and call the kernels through kernels.h.
 #include "minic/driver/compile.h"
 
 #include "aot_entry.h"
@@ -29,6 +31,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kManifest = "minic_model.json";
 constexpr const char* kLibrary = "libminic_kernels.so";
+constexpr const char* kRecords = "records.jsonl";
 constexpr const char* kFormat = "minic-compiled-model";
 constexpr int kFormatVersion = 1;
 
@@ -85,6 +88,11 @@ void save_compiled_model(const CompiledModel& model, const std::string& onnx_pat
                          const std::string& dir, const CompileOptions& options) {
   fs::create_directories(dir);
   fs::copy_file(onnx_path, fs::path(dir) / "model.onnx", fs::copy_options::overwrite_existing);
+  const fs::path records_path = fs::path(dir) / kRecords;
+  if (!options.records.empty() &&
+      !(fs::exists(records_path) && fs::equivalent(options.records, records_path))) {
+    fs::copy_file(options.records, records_path, fs::copy_options::overwrite_existing);
+  }
 
   codegen::LlvmOptions llvm_options;
   llvm_options.opt_level = options.opt_level;
@@ -118,6 +126,7 @@ void save_compiled_model(const CompiledModel& model, const std::string& onnx_pat
   manifest["model"] = "model.onnx";
   manifest["library"] = kLibrary;
   manifest["graph_passes"] = options.graph_passes;
+  if (!options.records.empty()) manifest["records"] = kRecords;
   manifest["kernels"] = model.code().function_names();
   manifest["model_entry"] = entry.complete ? "model.h" : "none: " + entry.reason;
   write_file((fs::path(dir) / kManifest).string(), manifest.dump(2) + "\n");
@@ -147,6 +156,9 @@ std::unique_ptr<CompiledModel> load_compiled_model(const std::string& dir, int t
   options.threads = threads;
   options.graph_passes = manifest.at("graph_passes").get<std::vector<std::string>>();
   options.kernel_library = (fs::path(dir) / manifest.at("library").get<std::string>()).string();
+  if (manifest.contains("records")) {
+    options.records = (fs::path(dir) / manifest.at("records").get<std::string>()).string();
+  }
   const fs::path model = fs::path(dir) / manifest.at("model").get<std::string>();
   return compile_model(import_onnx(model.string()), options);
 }

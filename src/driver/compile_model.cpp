@@ -4,12 +4,17 @@
 
 #include "execution_plan.h"
 #include "shared_library.h"
+#include "minic/autotune/database.h"
+#include "minic/autotune/measure.h"
+#include "minic/autotune/task.h"
 #include "minic/codegen/llvm.h"
 #include "minic/ops/lower.h"
 #include "minic/passes/loop/registry.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/thread_pool.h"
 #include "minic/schedule/rules.h"
+#include "minic/schedule/schedule.h"
+#include "minic/schedule/trace.h"
 #include "minic/support/error.h"
 
 #include <chrono>
@@ -25,14 +30,28 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// The loop passes every scheduled kernel goes through before code generation: blocks to
-// plain statements, staging buffers shrunk to their tiles (so that accumulators can live
-// in registers), unrolled loops expanded, buffers flattened to offsets (where a reshaped
-// index such as (p / W) * W + p % W simplifies back to p), index arithmetic simplified,
-// vector loops as vector code.
-const std::vector<std::string> kLoopPipeline = {"lower-blocks",    "compact-buffers",
-                                                "unroll-loops",    "flatten-buffers",
-                                                "simplify",        "vectorize-loops"};
+// Step 3 for one kernel: the schedule of the fastest record of its workload for `target`
+// when there is one, else the default rules. A record whose trace does not replay (written
+// by another version of minic, or edited by hand) is counted and passed over, so that a
+// stale database never stops a model from compiling.
+loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* records,
+                               const std::string& target, CompileStats& stats) {
+  if (records) {
+    std::optional<autotune::TuningRecord> best =
+        records->best(autotune::workload_key(func), target);
+    if (best) {
+      try {
+        schedule::Schedule schedule(func);
+        schedule.replay(schedule::parse_trace(best->trace, "the record of " + func.name));
+        ++stats.tuned_kernels;
+        return schedule.func();
+      } catch (const Error&) {
+        ++stats.failed_records;
+      }
+    }
+  }
+  return schedule::default_cpu_schedule(std::move(func));
+}
 
 }  // namespace
 
@@ -60,6 +79,12 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
   // 1. Graph passes.
   run_passes(graph, options.graph_passes);
 
+  // The tuning records, if any, read once for every kernel.
+  std::optional<autotune::Database> records;
+  if (!options.records.empty()) records = autotune::Database::load(options.records);
+  const std::string target = autotune::cpu_target();
+  stats.records = options.records;
+
   // 2-4. Lower, schedule and simplify every kernel that has compute rules.
   loop::LoopModule kernels;
   std::map<const Node*, std::string> kernel_of;
@@ -85,11 +110,13 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
     for (int suffix = 1; names.count(name); ++suffix) name = fmt::format("{}_{}", func.name, suffix);
     func.name = name;
     names.insert(name);
-    if (options.schedule) func = schedule::default_cpu_schedule(std::move(func));
+    if (options.schedule) {
+      func = schedule_kernel(std::move(func), records ? &*records : nullptr, target, stats);
+    }
     kernel_of[node] = name;
     kernels.functions.push_back(std::move(func));
   }
-  loop::run_loop_passes(kernels, kLoopPipeline);
+  loop::run_loop_passes(kernels, loop::default_loop_pipeline());
 
   // 5. Code generation.
   auto codegen_start = Clock::now();

@@ -26,9 +26,31 @@ std::string human_bytes(int64_t bytes) {
 
 }  // namespace
 
+std::string records_summary(const CompileStats& stats) {
+  if (stats.records.empty()) return "";
+  std::string line = fmt::format("records: {} of {} kernels tuned ({})", stats.tuned_kernels,
+                                 stats.compiled_kernels, stats.records);
+  if (stats.failed_records > 0) {
+    line += fmt::format("; {} {} not replay (default schedule instead)", stats.failed_records,
+                        stats.failed_records == 1 ? "record did" : "records did");
+  }
+  return line;
+}
+
+void check_no_records_for_compiled_dir(const std::string& records, const std::string& dir) {
+  if (records.empty()) return;
+  fail("--records {}: {} is compiled already; give the records to `minic compile` instead",
+       records, dir);
+}
+
 PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : options_(options) {
   if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
     fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
+  }
+  if (options.backend == "interp" && !options.records.empty()) {
+    fail("--records {}: tuning records schedule compiled kernels; the interpreter has none "
+         "(use --backend llvm)",
+         options.records);
   }
   auto start = std::chrono::steady_clock::now();
   if (options.backend == "interp") {
@@ -38,6 +60,7 @@ PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : optio
     CompileOptions compile_options;
     compile_options.graph_passes = options.passes;
     compile_options.threads = options.threads;
+    compile_options.records = options.records;
     compiled_ = compile_model(std::move(graph), compile_options);
   }
   compile_ms_ =
@@ -58,6 +81,10 @@ std::vector<Tensor> PreparedModel::run(const std::vector<Tensor>& inputs,
                                        std::vector<runtime::StepProfile>* profile) {
   if (compiled_) return compiled_->run(inputs, profile);
   return interpret(graph_, inputs);
+}
+
+std::string PreparedModel::describe_records() const {
+  return compiled_ ? records_summary(compiled_->stats()) : "";
 }
 
 std::string PreparedModel::describe() const {

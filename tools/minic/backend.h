@@ -21,14 +21,24 @@ struct BackendOptions {
   std::string backend = "llvm";
   std::vector<std::string> passes;  // graph passes by name (parse_pass_list)
   int threads = 0;                  // 0: every core
+  std::string records;              // a tuning database for llvm (empty: none)
 };
+
+// "records: 12 of 54 kernels tuned (DB.jsonl)", and how many records did not replay, if
+// any; empty when the model was compiled without records.
+std::string records_summary(const CompileStats& stats);
+
+// Error if `records` are given with a directory `minic compile` wrote: its kernels are
+// compiled already, with the records given to `minic compile` (which it keeps).
+void check_no_records_for_compiled_dir(const std::string& records, const std::string& dir);
 
 class PreparedModel {
  public:
-  // Runs the graph passes and, for llvm, compiles. Error for an unknown backend.
+  // Runs the graph passes and, for llvm, compiles (with the records, if given). Error for
+  // an unknown backend, or records given to the interpreter.
   PreparedModel(Graph graph, const BackendOptions& options);
   // Loads a directory written by `minic compile` (llvm; its kernels are not generated
-  // again).
+  // again, and the records it was compiled with come with it).
   PreparedModel(const std::string& compiled_dir, int threads);
 
   // The graph after the graph passes (its inputs are the model's).
@@ -42,6 +52,8 @@ class PreparedModel {
   // One line on what runs: "llvm: 58 kernels (56 compiled, 2 reference: Resize);
   // intermediates in a 6.9 MiB arena (43.2 MiB without reuse)".
   std::string describe() const;
+  // records_summary of the compiled model; empty for the interpreter.
+  std::string describe_records() const;
 
  private:
   BackendOptions options_;

@@ -1,7 +1,8 @@
 // `minic bench MODEL`: how long a model takes to run, measured many times. Course module 8.
 //
 // Steps: import the model, run the graph passes and (for the llvm backend) compile it,
-// timing both (the compile time); fill the inputs not given
+// with the --records schedules if given, timing both (the compile time); fill the inputs
+// not given
 // with random numbers; run it --warmup times untimed, then --repeat times, timing each run
 // alone with a monotonic clock; print the median, mean, min, p90 and p99 latency, the
 // configuration and the process's peak resident memory, and with --json write all of it,
@@ -48,6 +49,7 @@ struct BenchOptions {
   int warmup = 2;
   int repeat = 10;
   int threads = 0;  // 0: every core
+  std::string records;  // a tuning database (llvm)
   uint64_t seed = 0;
   std::string json_file;
 };
@@ -121,6 +123,9 @@ void check_options(const BenchOptions& options) {
   if (options.warmup < 0) fail("--warmup {}: must be 0 or more", options.warmup);
   if (options.repeat < 1) fail("--repeat {}: must be 1 or more", options.repeat);
   if (options.threads < 0) fail("--threads {}: must be 0 (every core) or more", options.threads);
+  if (is_compiled_model_dir(options.model)) {
+    check_no_records_for_compiled_dir(options.records, options.model);
+  }
 }
 
 nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& graph,
@@ -135,6 +140,7 @@ nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& grap
   json["warmup"] = options.warmup;
   json["repeat"] = options.repeat;
   json["seed"] = options.seed;
+  if (!options.records.empty()) json["records"] = options.records;
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const Value* input : graph.inputs()) {
     inputs.push_back({{"name", input->name}, {"type", type_string(input->type)}});
@@ -185,7 +191,8 @@ int bench_model(const BenchOptions& options) {
     import_ms = milliseconds_since(import_start) - read_ms;
     auto prepare_start = std::chrono::steady_clock::now();
     prepared = std::make_unique<PreparedModel>(
-        std::move(graph), BackendOptions{options.backend, passes, options.threads});
+        std::move(graph),
+        BackendOptions{options.backend, passes, options.threads, options.records});
     passes_ms = milliseconds_since(prepare_start);
   }
   PreparedModel& model = *prepared;
@@ -211,6 +218,7 @@ int bench_model(const BenchOptions& options) {
 
   fmt::print("bench {}\n", options.model);
   fmt::print("  backend  {}\n", model.describe());
+  if (!model.describe_records().empty()) fmt::print("  {}\n", model.describe_records());
   fmt::print("  passes   {} ({} passes)\n", options.passes, passes.size());
   fmt::print("  threads  {}\n", threads_note(options));
   fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
@@ -254,6 +262,9 @@ Command add_bench_command(CLI::App& app) {
                       "Graph passes to run before timing: 'default', 'none' or a "
                       "comma-separated list (their time counts as compile time)")
       ->capture_default_str();
+  command->add_option("--records", options->records,
+                      "A tuning database (from `minic tune`): kernels with a record get its "
+                      "schedule, the others the default one (llvm)");
   command->add_option("--warmup", options->warmup, "Untimed runs before the timed ones")
       ->capture_default_str();
   command->add_option("--repeat", options->repeat, "Timed runs")->capture_default_str();

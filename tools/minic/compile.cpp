@@ -4,7 +4,10 @@
 // passes, LLVM at O3) and writes the kernels into OUT_DIR as an object file, a shared
 // library and a C header, beside a copy of the model and a manifest
 // (include/minic/driver/compile.h, save_compiled_model). `minic run OUT_DIR` and
-// `minic bench OUT_DIR` then load the kernels instead of generating them again.
+// `minic bench OUT_DIR` then load the kernels instead of generating them again. With
+// --records, kernels with a tuning record get its schedule, and the directory keeps a copy
+// of the records.
+#include "backend.h"
 #include "commands.h"
 #include "graph_input.h"
 
@@ -23,12 +26,14 @@ struct CompileCommandOptions {
   std::string model;
   std::string output;
   std::string passes = "default";
+  std::string records;  // a tuning database
 };
 
 int run_compile(const CompileCommandOptions& options) {
   auto start = std::chrono::steady_clock::now();
   CompileOptions compile_options;
   compile_options.graph_passes = parse_pass_list(options.passes);
+  compile_options.records = options.records;
   std::unique_ptr<CompiledModel> model = compile_model(import_onnx(options.model), compile_options);
   save_compiled_model(*model, options.model, options.output, compile_options);
   double ms =
@@ -38,11 +43,13 @@ int run_compile(const CompileCommandOptions& options) {
              stats.kernels, stats.compiled_kernels,
              stats.reference_ops.empty() ? "" : ", reference kernels for ",
              fmt::join(stats.reference_ops, ", "));
+  if (!options.records.empty()) fmt::print("{}\n", records_summary(stats));
   fmt::print("wrote {}: model.onnx, kernels.o, libminic_kernels.so, kernels.h, minic_runtime.c, "
-             "minic_model.json{}\n",
+             "minic_model.json{}{}\n",
              options.output,
              stats.reference_ops.empty() ? ", model.h, model.c, weights.bin"
-                                         : " (no model.h: reference kernels are not C code)");
+                                         : " (no model.h: reference kernels are not C code)",
+             options.records.empty() ? "" : ", records.jsonl");
   return 0;
 }
 
@@ -57,6 +64,9 @@ Command add_compile_command(CLI::App& app) {
   sub->add_option("--passes", options->passes,
                   "Graph passes: 'default', 'none' or a comma-separated list")
       ->capture_default_str();
+  sub->add_option("--records", options->records,
+                  "A tuning database (from `minic tune`): kernels with a record get its "
+                  "schedule, the others the default one; copied into the directory");
   sub->footer("Run or time the result with `minic run OUT_DIR` and `minic bench OUT_DIR`.");
   return {sub, [options] { return run_compile(*options); }};
 }

@@ -4,8 +4,9 @@
 // Steps: summarise the model to learn its inputs; read the --input files and bind them by
 // name or position; import the model with those tensors as known inputs (an input that
 // decides a shape is frozen into the graph) and the --input-shape sizes; fill the inputs
-// still open; run the chosen backend, timing it; print each output; write them with
-// --output-dir; compare them with --compare. Exit 1 if a comparison fails.
+// still open; prepare the chosen backend (with --records, kernels that have a tuning record
+// get its schedule); run it, timing it; print each output; write them with --output-dir;
+// compare them with --compare. Exit 1 if a comparison fails.
 #include "commands.h"
 #include "backend.h"
 #include "graph_input.h"
@@ -34,6 +35,7 @@ struct RunOptions {
   std::string passes;                     // graph passes: "none", "default", "a,b"; empty:
                                           // the backend's choice (passes_for)
   int threads = 0;                        // 0: every core
+  std::string records;                    // a tuning database (llvm)
   bool profile = false;
   std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
   std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
@@ -109,15 +111,17 @@ int run_model(const RunOptions& options) {
                          import_options.input_shapes);
   std::unique_ptr<PreparedModel> prepared;
   if (compiled_dir) {
+    check_no_records_for_compiled_dir(options.records, options.model);
     prepared = std::make_unique<PreparedModel>(options.model, options.threads);
   } else {
     prepared = std::make_unique<PreparedModel>(
         import_onnx(onnx_file, import_options),
-        BackendOptions{options.backend, passes_for(options), options.threads});
+        BackendOptions{options.backend, passes_for(options), options.threads, options.records});
   }
   PreparedModel& model = *prepared;
   const Graph& graph = model.graph();
   fmt::print("prepared {} in {:.1f} ms; {}\n", options.model, model.compile_ms(), model.describe());
+  if (!model.describe_records().empty()) fmt::print("{}\n", model.describe_records());
 
   // Inputs frozen into constants are no longer graph inputs; the rest are given or filled.
   const Fill fill = options.fill == "zeros" ? Fill::zeros
@@ -183,6 +187,9 @@ Command add_run_command(CLI::App& app) {
   command->add_option("--threads", options->threads,
                       "Threads for parallel loops (llvm); 0: every core")
       ->capture_default_str();
+  command->add_option("--records", options->records,
+                      "A tuning database (from `minic tune`): kernels with a record get its "
+                      "schedule, the others the default one (llvm)");
   command->add_flag("--profile", options->profile,
                     "Print the time of every kernel of the run (llvm)");
   command

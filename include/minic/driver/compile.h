@@ -5,7 +5,7 @@
 //
 //   1. graph passes     run_passes(graph, default_pipeline())   src/passes/graph
 //   2. lowering         lower_node per kernel                   src/ops (compute rules)
-//   3. scheduling       the default CPU schedule per kernel     src/schedule/rules
+//   3. scheduling       a tuned or the default CPU schedule     src/autotune, src/schedule/rules
 //   4. loop passes      simplify, vectorize-loops, ...          src/passes/loop
 //   5. code generation  compile_llvm on the module              src/codegen/llvm
 //   6. planning         steps, buffers, memory plan             src/driver/execution_plan.cpp
@@ -45,6 +45,11 @@ struct CompileOptions {
   // A kernel library written by save_compiled_model for this model: its kernels are
   // loaded (dlopen) instead of generated again. Empty: generate them with LLVM.
   std::string kernel_library;
+  // A tuning database (JSON Lines, include/minic/autotune/database.h; empty: none). A
+  // kernel whose workload has a successful record for this CPU gets the fastest record's
+  // schedule (its trace, replayed); the others, and any whose trace does not replay, get
+  // the default schedule. Used only with `schedule`.
+  std::string records;
 };
 
 // How the compile went: what the CLI and benchmarks report.
@@ -54,6 +59,9 @@ struct CompileStats {
   double compile_ms = 0;     // all of compile_model
   double codegen_ms = 0;     // of which LLVM
   std::vector<std::string> reference_ops;  // ops run by reference kernels, sorted, unique
+  std::string records;       // the tuning database used (CompileOptions::records)
+  int tuned_kernels = 0;     // compiled kernels scheduled by a record
+  int failed_records = 0;    // records whose trace did not replay (default schedule used)
 };
 
 class CompiledModel {
@@ -95,6 +103,8 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
 //   minic_runtime.c        a serial minic_parallel_for, for C programs that link the kernels
 //   model.h, model.c,      where every step is compiled code: the whole model as one C
 //   weights.bin            call (minic_model_init, minic_model_run), built into the library
+//   records.jsonl          with options.records: a copy of the tuning database, so that
+//                          loading makes the same schedules (the library's kernels)
 //   minic_model.json       what minic reads back: the files, the graph passes, the kernels
 // `model` must have been compiled from `onnx_path` with `options`.
 void save_compiled_model(const CompiledModel& model, const std::string& onnx_path,
@@ -104,8 +114,9 @@ void save_compiled_model(const CompiledModel& model, const std::string& onnx_pat
 bool is_compiled_model_dir(const std::string& dir);
 
 // Loads a directory written by save_compiled_model: imports its model.onnx, runs the same
-// passes, lowering and schedules, and takes the kernels from its library. Error if the
-// directory is incomplete or the library does not hold the kernels the model needs.
+// passes, lowering and schedules (with its records.jsonl, if any), and takes the kernels
+// from its library. Error if the directory is incomplete or the library does not hold the
+// kernels the model needs.
 std::unique_ptr<CompiledModel> load_compiled_model(const std::string& dir, int threads = 0);
 
 }  // namespace minic
