@@ -116,6 +116,9 @@ std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions
   auto first = Clock::now();
   kernel(pointers.data());
   double call_us = std::max(microseconds_since(first), 1e-3);
+  if (options.give_up_us > 0 && call_us > options.give_up_us) {
+    return fmt::format("ok {:.17g}", call_us);
+  }
   int64_t calls = std::max<int64_t>(
       1, static_cast<int64_t>(std::ceil(options.min_repeat_ms * 1000.0 / call_us)));
 
@@ -202,7 +205,9 @@ MeasureResult parse_report(const std::string& report, int repeats) {
   std::string word;
   words >> word;
   for (double time_us; words >> time_us;) result.times_us.push_back(time_us);
-  if (word != "ok" || static_cast<int>(result.times_us.size()) != repeats) {
+  // One time only: the child gave up on a slow candidate (MeasureOptions::give_up_us).
+  int count = static_cast<int>(result.times_us.size());
+  if (word != "ok" || (count != repeats && count != 1)) {
     result.times_us.clear();
     result.error = "the measuring process sent no result";
     return result;

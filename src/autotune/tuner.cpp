@@ -158,7 +158,10 @@ TuneReport tune(const std::vector<Task>& tasks, Database& database, const TuneOp
 
     std::vector<loop::PrimFunc> funcs;
     for (const Candidate& candidate : batch) funcs.push_back(candidate.scheduled);
-    std::vector<MeasureResult> results = measure(funcs, options.measure);
+    // A candidate over twice as slow as the task's best is timed once only.
+    MeasureOptions measure_options = options.measure;
+    if (state.best_us > 0) measure_options.give_up_us = 2 * state.best_us;
+    std::vector<MeasureResult> results = measure(funcs, measure_options);
 
     double best_before = state.best_us;
     for (size_t i = 0; i < batch.size(); ++i) {

@@ -82,6 +82,15 @@ TEST_CASE("measure times a GEMM, as lowered and as scheduled", "[autotune_measur
   check_timed(results[1], options.repeats);
 }
 
+TEST_CASE("a candidate slower than give_up_us is timed once", "[autotune_measure]") {
+  loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
+  MeasureOptions options = quick_options();
+  options.give_up_us = 1e-3;  // every call of a 64x48x32 GEMM takes longer
+  std::vector<MeasureResult> results = measure({gemm}, options);
+  REQUIRE(results.size() == 1);
+  check_timed(results[0], 1);
+}
+
 TEST_CASE("measure runs a parallel kernel on its own pool, and the parent's pool still works",
           "[autotune_measure]") {
   // The parent's pool has worker threads, which a forked child does not have: the child

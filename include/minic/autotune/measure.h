@@ -30,12 +30,16 @@ struct MeasureOptions {
   double min_repeat_ms = 10;    // each run calls the kernel until this much time has passed
   double timeout_s = 10;        // for compiling and timing one candidate
   int threads = 1;              // the thread pool's size in the child (0: every core)
+  // A candidate whose first timed call takes longer than this (0: no limit) is not timed
+  // further: its result is that one call. It is far slower than the best known, and its
+  // repeats would cost most of a round.
+  double give_up_us = 0;
 };
 
 struct MeasureResult {
   bool ok = false;
   std::string error;             // why not ok: a compile error, a signal, a time-out
-  std::vector<double> times_us;  // per call, one per repeat
+  std::vector<double> times_us;  // per call, one per repeat (one when given up on)
   double median_us = 0;
 };
 
