@@ -144,7 +144,10 @@ TuneReport tune(const std::vector<Task>& tasks, Database& database, const TuneOp
 
     // The round's candidates: the default schedule first (once), then the search's.
     std::vector<Candidate> batch;
-    if (!state.default_measured) batch.push_back(default_candidate(task));
+    if (!state.default_measured) {
+      batch.push_back(default_candidate(task));
+      state.search->exclude(batch.back().trace_text);
+    }
     int wanted = std::min(options.per_round, options.trials - trials);
     int more = std::max(wanted - static_cast<int>(batch.size()), 0);
     for (Proposal& proposal : state.search->propose(*model, more)) {

@@ -2,7 +2,7 @@
 // group equal kernels; the scheduler tries every task once, then the largest expected
 // saving; a small tuning run with a fixed seed proposes the same first candidates twice,
 // and what it chooses computes what the unscheduled kernel computes; a resumed run goes on
-// from the database without measuring a trace twice.
+// from the database without measuring a trace twice; every stored record replays.
 #include "minic/autotune/search_space.h"
 #include "minic/autotune/task.h"
 #include "minic/autotune/task_scheduler.h"
@@ -128,17 +128,25 @@ TEST_CASE("a small tuning run is deterministic and its choice is correct", "[aut
     CHECK(record.workload_key == one[0].workload_key);
   }
 
-  // The best record replays on the task's function and computes what it computes.
+  // The best record is the one the tuner reports.
   std::optional<TuningRecord> best = first.best(one[0].workload_key, cpu_target());
   REQUIRE(best);
   CHECK(report.tasks[0].best_us == best->median_us);
-  schedule::Schedule sch(one[0].func);
-  sch.replay(schedule::parse_trace(best->trace));
+
+  // Every stored record, the chosen one included, replays on the task's function (after
+  // a round trip through the text form) and computes what the unscheduled function does.
   std::vector<Tensor> expected = run_on_random_inputs(one[0].func, 3);
-  std::vector<Tensor> actual = run_on_random_inputs(sch.func(), 3);
-  REQUIRE(actual.size() == expected.size());
-  for (size_t k = 0; k < actual.size(); ++k) {
-    CHECK(compare_tensors(actual[k], expected[k], {1e-5, 1e-6}).ok());
+  for (const TuningRecord& stored : first.records()) {
+    TuningRecord record = record_from_json(record_to_json(stored), "<test>");
+    INFO(record.trace);
+    schedule::Schedule sch(one[0].func);
+    sch.replay(schedule::parse_trace(record.trace));
+    CHECK(schedule::print_trace(sch.trace()) == record.trace);
+    std::vector<Tensor> actual = run_on_random_inputs(sch.func(), 3);
+    REQUIRE(actual.size() == expected.size());
+    for (size_t k = 0; k < actual.size(); ++k) {
+      CHECK(compare_tensors(actual[k], expected[k], {1e-5, 1e-6}).ok());
+    }
   }
 }
 

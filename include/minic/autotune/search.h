@@ -63,6 +63,10 @@ class EvolutionarySearch {
   // points: higher is faster (the tuner passes 1 / latency; 0 for a failure).
   void add_measured(const Decisions& decisions, const std::string& trace_text, double score);
 
+  // Never proposes `trace_text`: it is being measured already (the default schedule, in the
+  // tuner's first round of a task).
+  void exclude(const std::string& trace_text) { measured_traces_.insert(trace_text); }
+
   // The features of a point (cached): those of space.apply(point) after the loop pipeline.
   const Proposal& evaluate(const Decisions& point);
 
