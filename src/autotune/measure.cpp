@@ -8,7 +8,8 @@
 //   1. the parent makes a pipe and forks;
 //   2. the child silences its stdout and stderr, restores the default action of the crash
 //      signals (a test framework's handlers would print in the child), starts a thread
-//      pool of its own, runs the loop pipeline, compiles with LLVM, times the kernel and
+//      pool of its own, runs the loop pipeline, compiles with LLVM, times the kernel (each
+//      call after evicting its arguments from the caches, unless told otherwise) and
 //      writes one report to the pipe: "ok T1 T2 ..." (microseconds per call) or
 //      "error MESSAGE" (the compiler refused the candidate), then _exit()s;
 //   3. the parent reads the pipe with poll() until end of file or the time limit; past the
@@ -29,6 +30,9 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -94,6 +98,24 @@ double microseconds_since(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
+// The bytes of a parameter's storage.
+size_t storage_bytes(const loop::BufferNode& buffer) {
+  return static_cast<size_t>(storage_elements(buffer) * dtype_size(buffer.dtype));
+}
+
+// Evicts every cache line of `memory` from every level of the CPU's caches, and waits
+// until that is done: the next call of the kernel reads its arguments from memory. (On
+// CPUs other than x86-64 nothing is flushed.)
+void flush_from_caches(const std::vector<std::pair<const std::byte*, size_t>>& memory) {
+#if defined(__x86_64__)
+  constexpr size_t kCacheLine = 64;
+  for (const auto& [data, bytes] : memory) {
+    for (size_t offset = 0; offset < bytes; offset += kCacheLine) _mm_clflush(data + offset);
+  }
+  _mm_mfence();
+#endif
+}
+
 // Steps 1-3 of measure.h for one candidate; returns the report for the pipe.
 std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions& options) {
   loop::LoopModule module{{candidate}};
@@ -106,16 +128,24 @@ std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions
   std::mt19937_64 random(kInputSeed);
   std::vector<AlignedBytes> arguments;
   std::vector<void*> pointers;
+  std::vector<std::pair<const std::byte*, size_t>> memory;
   for (const loop::Buffer& param : candidate.params) {
     arguments.push_back(make_argument(*param, random));
     pointers.push_back(arguments.back().get());
+    memory.emplace_back(arguments.back().get(), storage_bytes(*param));
   }
+  // One call, timed on its own, after the caches were emptied of the arguments when
+  // flush_cache asks for it.
+  auto timed_call = [&] {
+    if (options.flush_cache) flush_from_caches(memory);
+    auto start = Clock::now();
+    kernel(pointers.data());
+    return microseconds_since(start);
+  };
 
   for (int i = 0; i < options.warmup; ++i) kernel(pointers.data());
   // One call, timed, decides how many calls a run needs to last min_repeat_ms.
-  auto first = Clock::now();
-  kernel(pointers.data());
-  double call_us = std::max(microseconds_since(first), 1e-3);
+  double call_us = std::max(timed_call(), 1e-3);
   if (options.give_up_us > 0 && call_us > options.give_up_us) {
     return fmt::format("ok {:.17g}", call_us);
   }
@@ -124,9 +154,15 @@ std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions
 
   std::string report = "ok";
   for (int repeat = 0; repeat < options.repeats; ++repeat) {
-    auto start = Clock::now();
-    for (int64_t call = 0; call < calls; ++call) kernel(pointers.data());
-    report += fmt::format(" {:.17g}", microseconds_since(start) / static_cast<double>(calls));
+    double total_us = 0;
+    if (options.flush_cache) {
+      for (int64_t call = 0; call < calls; ++call) total_us += timed_call();
+    } else {
+      auto start = Clock::now();
+      for (int64_t call = 0; call < calls; ++call) kernel(pointers.data());
+      total_us = microseconds_since(start);
+    }
+    report += fmt::format(" {:.17g}", total_us / static_cast<double>(calls));
   }
   return report;
 }

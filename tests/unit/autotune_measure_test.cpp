@@ -82,6 +82,15 @@ TEST_CASE("measure times a GEMM, as lowered and as scheduled", "[autotune_measur
   check_timed(results[1], options.repeats);
 }
 
+TEST_CASE("measure times with warm caches when asked", "[autotune_measure]") {
+  loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
+  MeasureOptions options = quick_options();
+  options.flush_cache = false;
+  std::vector<MeasureResult> results = measure({gemm}, options);
+  REQUIRE(results.size() == 1);
+  check_timed(results[0], options.repeats);
+}
+
 TEST_CASE("a candidate slower than give_up_us is timed once", "[autotune_measure]") {
   loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
   MeasureOptions options = quick_options();

@@ -2,7 +2,7 @@
 //
 //   minic tune MODEL -o DB.jsonl [--trials N] [--budget 10m] [--resume] [--seed N]
 //                    [--threads N] [--per-round N] [--cost-model xgboost|random]
-//                    [--plot FILE.png]
+//                    [--warm-cache] [--plot FILE.png]
 //   minic tune -o DB.jsonl --plot FILE.png        (no model: draws an existing database)
 //
 // Extracts the model's tasks (include/minic/autotune/task.h), runs the tuner
@@ -42,6 +42,7 @@ struct TuneCommandOptions {
   int per_round = 8;
   std::string cost_model = "xgboost";
   std::string plot;
+  bool warm_cache = false;
 };
 
 // "90" or "90s", "10m", "1h" → seconds.
@@ -113,6 +114,7 @@ int run_tune(const TuneCommandOptions& options) {
   tune_options.per_round = options.per_round;
   tune_options.cost_model = options.cost_model;
   tune_options.measure.threads = options.threads;
+  tune_options.measure.flush_cache = !options.warm_cache;
   if (options.trials < 1) fail("--trials must be at least 1");
   if (options.per_round < 1) fail("--per-round must be at least 1");
 
@@ -170,6 +172,9 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("--cost-model", options->cost_model, "xgboost or random")
       ->capture_default_str();
   sub->add_option("--plot", options->plot, "Draw the tuning curve into this PNG file");
+  sub->add_flag("--warm-cache", options->warm_cache,
+                "Time candidates back to back with warm caches (default: each call after "
+                "evicting its arguments from the caches, as in a model)");
   sub->footer("Use the records with `minic run|bench|compile MODEL --records DB.jsonl`.");
   return {sub, [options] { return run_tune(*options); }};
 }

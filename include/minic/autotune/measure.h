@@ -6,7 +6,8 @@
 //   1. runs the loop pipeline that compile_model runs (loop::default_loop_pipeline()),
 //   2. compiles it with the LLVM back end, as compile_model would,
 //   3. calls it on random inputs: warm-up calls, then `repeats` timed runs, each of enough
-//      calls to last min_repeat_ms; the result is each run's time per call and the median.
+//      calls to last min_repeat_ms, every call with cold caches (flush_cache); the result
+//      is each run's time per call and the median.
 // Steps 2 and 3 happen in a child process (fork) with a time limit: a candidate whose
 // code crashes or runs too long is reported as failed, and the tuner goes on.
 //
@@ -30,6 +31,11 @@ struct MeasureOptions {
   double min_repeat_ms = 10;    // each run calls the kernel until this much time has passed
   double timeout_s = 10;        // for compiling and timing one candidate
   int threads = 1;              // the thread pool's size in the child (0: every core)
+  // Before every timed call, evict the kernel's arguments from the CPU caches (clflush),
+  // and time each call on its own. In a model a kernel finds its weights in memory, not
+  // in the caches its previous call left warm; flushed timings rank candidates as they
+  // will run there (Ansor's enable_cpu_cache_flush). Off: back-to-back calls, warm caches.
+  bool flush_cache = true;
   // A candidate whose first timed call takes longer than this (0: no limit) is not timed
   // further: its result is that one call. It is far slower than the best known, and its
   // repeats would cost most of a round.
