@@ -31,6 +31,8 @@ def run_minic(minic, bench, inputs, options, work_dir, timeout):
         os.remove(os.path.join(out_dir, name))
     command = [minic, "run", bench.path, "--backend", options.backend, "--passes",
                options.passes, "--output-dir", out_dir]
+    if options.records:
+        command += ["--records", options.records]
     for name, path in inputs.items():
         command += ["--input", f"{name}={path}"]
     log_path = os.path.join(work_dir, "check_minic.log")

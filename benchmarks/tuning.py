@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""The autotuner's acceptance measurements, side by side. Course module 5.
+
+    benchmarks/tuning.py [--parts costmodel,gemm,resnet50] [--trials 64] [--seeds 1,2]
+                         [--gemm-trials 64] [--resnet-budget 15m] [--threads 1]
+                         [--minic build/minic] [--out benchmarks/out/tuning]
+
+Three parts, each written into OUT/tuning.md (and the raw databases beside it):
+  costmodel  the cost model against random search: three single-kernel models (MatMul
+             1024^3, BERT's feed-forward MatMul 128x256x1024, a ResNet 3x3 convolution
+             with ReLU), each tuned with --trials T by the XGBoost model and by the random
+             model, once per seed; the best latency found, averaged over the seeds.
+  gemm       MatMul 1024^3: tuned with --gemm-trials, then benchmarks/run on it with and
+             without the records (minic against ONNX Runtime, same rounds); and how many
+             trials it took to get within 10% of the final best.
+  resnet50   the ResNet-50 light model tuned for --resnet-budget, then benchmarks/run with
+             and without the records.
+Times come from `minic tune` (each candidate: median of timed runs in a child process)
+and from benchmarks/run (alternating minic and ORT child processes).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "models"))
+
+import suite  # noqa: E402
+
+LIGHT = os.path.join(REPO, "..", "shared", "onnx", "light-models")
+
+
+def log(message):
+    print(message, flush=True)
+
+
+def read_records(path):
+    with open(path) as db:
+        return [json.loads(line) for line in db if line.strip()]
+
+
+def best_us(records):
+    times = [r["median_us"] for r in records if r["median_us"] > 0]
+    return min(times) if times else float("nan")
+
+
+def default_us(records):
+    return next((r["median_us"] for r in records if not r["decisions"]), float("nan"))
+
+
+def trials_to_within(records, fraction):
+    """The number of trials after which the best so far is within `fraction` of the final."""
+    final = best_us(records)
+    best = float("inf")
+    for count, record in enumerate(sorted(records, key=lambda r: r["trial"]), start=1):
+        if record["median_us"] > 0:
+            best = min(best, record["median_us"])
+        if best <= final * (1 + fraction):
+            return count
+    return len(records)
+
+
+def tune(options, model, db, extra):
+    if os.path.exists(db):
+        os.remove(db)
+    command = [options.minic, "tune", model, "-o", db, "--threads", str(options.threads)]
+    command += extra
+    log("$ " + " ".join(command))
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return read_records(db)
+
+
+def build_models(models_dir):
+    """The single-kernel models of the cost-model comparison: name -> path."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    os.makedirs(models_dir, exist_ok=True)
+    paths = {}
+    for name, mkn in (("matmul_1024", (1024, 1024, 1024)), ("bert_ffn", (128, 256, 1024))):
+        bench = suite.Benchmark(name, "gemm", "gemm", mkn=mkn)
+        paths[name] = suite.build_gemm_model(bench, models_dir)
+    weights = np.random.default_rng(3).uniform(-0.1, 0.1, (64, 64, 3, 3)).astype(np.float32)
+    bias = np.random.default_rng(4).uniform(-0.1, 0.1, (64,)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W", "B"], ["C"], name="conv", pads=[1, 1, 1, 1],
+                          kernel_shape=[3, 3]),
+         helper.make_node("Relu", ["C"], ["Y"], name="relu")], "conv3x3",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 64, 56, 56])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 64, 56, 56])],
+        [numpy_helper.from_array(weights, "W"), numpy_helper.from_array(bias, "B")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    paths["conv3x3_64"] = os.path.join(models_dir, "conv3x3_64.onnx")
+    onnx.save(model, paths["conv3x3_64"])
+    return paths
+
+
+def part_costmodel(options, out, lines):
+    models = build_models(os.path.join(out, "models"))
+    seeds = [int(s) for s in options.seeds.split(",")]
+    lines += ["## The cost model against random search", "",
+              f"`minic tune MODEL --trials {options.trials} --cost-model M --seed S "
+              f"--threads {options.threads}`, seeds {options.seeds}; best latency found "
+              "(mean over the seeds), and the trials until within 10% of each run's final "
+              "best (mean).", "",
+              "| task | default us | random: best us | trials to 10% | xgboost: best us "
+              "| trials to 10% | random / xgboost |", "|---|---|---|---|---|---|---|"]
+    for name, path in models.items():
+        results = {}
+        default = []
+        for model in ("random", "xgboost"):
+            bests, reach = [], []
+            for seed in seeds:
+                db = os.path.join(out, f"cm_{name}_{model}_s{seed}.jsonl")
+                records = tune(options, path, db, ["--trials", str(options.trials), "--seed",
+                                                   str(seed), "--cost-model", model])
+                bests.append(best_us(records))
+                reach.append(trials_to_within(records, 0.10))
+                default.append(default_us(records))
+            results[model] = (statistics.mean(bests), statistics.mean(reach))
+        lines.append(f"| {name} | {statistics.median(default):.1f} | "
+                     f"{results['random'][0]:.1f} | {results['random'][1]:.0f} | "
+                     f"{results['xgboost'][0]:.1f} | {results['xgboost'][1]:.0f} | "
+                     f"{results['random'][0] / results['xgboost'][0]:.3f} |")
+        log(lines[-1])
+    lines.append("")
+
+
+def side_by_side(options, pattern, records, out_dir):
+    """benchmarks/run on one benchmark, with the records or without; its summary."""
+    command = [sys.executable, os.path.join(HERE, "run"), "--models", pattern, "--threads",
+               str(options.threads), "--minic", options.minic, "--out", out_dir]
+    if records:
+        command += ["--records", records]
+    log("$ " + " ".join(command))
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(out_dir, "results.json")) as f:
+        return json.load(f)["benchmarks"][0]["summary"]
+
+
+def compare_rows(options, pattern, db, out, name):
+    rows = []
+    for label, records in (("default schedules", ""), ("tuned (--records)", db)):
+        summary = side_by_side(options, pattern, records, os.path.join(out, f"{name}_{label[:5]}"))
+        gflops = summary["minic"].get("gflops")
+        rows.append(f"| {label} | {summary['minic']['median_ms']:.3f} | "
+                    f"{summary['ort']['median_ms']:.3f} | {summary['ratio']:.3f} | "
+                    + (f"{gflops:.1f} |" if gflops else "- |"))
+    return rows
+
+
+def part_gemm(options, out, lines):
+    models = build_models(os.path.join(out, "models"))
+    db = os.path.join(out, "gemm_1024.jsonl")
+    records = tune(options, models["matmul_1024"], db, ["--trials", str(options.gemm_trials)])
+    lines += ["## MatMul 1024^3, fp32", "",
+              f"`minic tune matmul_1024.onnx --trials {options.gemm_trials} --threads "
+              f"{options.threads}`: default schedule {default_us(records):.1f} us, best "
+              f"{best_us(records):.1f} us, within 10% of the final best after "
+              f"{trials_to_within(records, 0.10)} trials. Then `benchmarks/run --models "
+              f"'^matmul_1024$' --threads {options.threads} [--records DB]`:", "",
+              "| minic | minic ms | ORT ms | minic/ORT | minic GFLOP/s |", "|---|---|---|---|---|"]
+    lines += compare_rows(options, "^matmul_1024$", db, out, "gemm")
+    lines.append("")
+
+
+def part_resnet50(options, out, lines):
+    model = os.path.join(LIGHT, "light_resnet50.onnx")
+    db = os.path.join(out, "resnet50.jsonl")
+    records = tune(options, model, db, ["--budget", options.resnet_budget, "--trials",
+                                        "100000"])
+    lines += ["## ResNet-50 (light model)", "",
+              f"`minic tune light_resnet50.onnx --budget {options.resnet_budget} --threads "
+              f"{options.threads}`: {len(records)} trials over "
+              f"{len({r['workload'] for r in records})} tasks. Then `benchmarks/run --models "
+              f"'^resnet50$' --threads {options.threads} [--records DB]`:", "",
+              "| minic | minic ms | ORT ms | minic/ORT | |", "|---|---|---|---|---|"]
+    lines += compare_rows(options, "^resnet50$", db, out, "resnet50")
+    lines.append("")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", default="costmodel,gemm,resnet50")
+    parser.add_argument("--trials", type=int, default=64)
+    parser.add_argument("--seeds", default="1,2")
+    parser.add_argument("--gemm-trials", type=int, default=64)
+    parser.add_argument("--resnet-budget", default="15m")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--minic", default=os.path.join(REPO, "build", "minic"))
+    parser.add_argument("--out", default=os.path.join(HERE, "out", "tuning"))
+    options = parser.parse_args()
+    options.minic = os.path.abspath(options.minic)
+    os.makedirs(options.out, exist_ok=True)
+    lines = ["# Autotuning measurements", ""]
+    parts = {"costmodel": part_costmodel, "gemm": part_gemm, "resnet50": part_resnet50}
+    for part in options.parts.split(","):
+        parts[part](options, options.out, lines)
+    report = os.path.join(options.out, f"tuning_{options.parts.replace(',', '_')}.md")
+    with open(report, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    log(f"wrote {report}")
+
+
+if __name__ == "__main__":
+    main()
