@@ -8,6 +8,7 @@ relative to the task's default schedule (its first, untuned record), so tasks of
 size share one axis. `minic tune --plot OUT.png` runs this script.
 """
 import json
+import os
 import sys
 
 import matplotlib
@@ -24,8 +25,11 @@ def curves(path):
             if line.strip():
                 record = json.loads(line)
                 by_task.setdefault((record["workload"], record["task"]), []).append(record)
+    names = [task for _, task in by_task]
     result = {}
-    for (_, task), records in by_task.items():
+    for (workload, task), records in by_task.items():
+        # Two workloads with one task name (two models' "matmul") get their keys' start.
+        label = task if names.count(task) == 1 else f"{task} ({workload[:8]})"
         records.sort(key=lambda r: r["trial"])
         default = next((r["median_us"] for r in records
                         if not r["decisions"] and r["median_us"] > 0), None)
@@ -37,7 +41,7 @@ def curves(path):
                 xs.append(record["trial"] + 1)
                 ys.append(best / (default or best))
         if xs:
-            result[task] = (xs, ys)
+            result[label] = (xs, ys)
     return result
 
 
@@ -52,7 +56,7 @@ def main():
         ax.step(xs, ys, where="post", label=task)
     ax.set_xlabel("trials of the task")
     ax.set_ylabel("best latency / default schedule's")
-    ax.set_title(f"tuning curve: {sys.argv[1]}")
+    ax.set_title(f"tuning curve: {os.path.basename(sys.argv[1])}")
     ax.grid(True, alpha=0.3)
     if len(data) <= 12:
         ax.legend(fontsize="small")
