@@ -3,7 +3,7 @@
 
     benchmarks/tuning.py [--parts costmodel,gemm,resnet50] [--trials 64] [--seeds 1,2]
                          [--gemm-trials 64] [--resnet-budget 15m] [--threads 1]
-                         [--minic build/minic] [--out benchmarks/out/tuning]
+                         [--minic build/minic] [--out benchmarks/out/tuning] [--reuse]
 
 Three parts, each written into OUT/tuning.md (and the raw databases beside it):
   costmodel  the cost model against random search: three single-kernel models (MatMul
@@ -11,10 +11,11 @@ Three parts, each written into OUT/tuning.md (and the raw databases beside it):
              with ReLU), each tuned with --trials T by the XGBoost model and by the random
              model, once per seed; the best latency found, averaged over the seeds.
   gemm       MatMul 1024^3: tuned with --gemm-trials, then benchmarks/run on it with and
-             without the records (minic against ONNX Runtime, same rounds); and how many
-             trials it took to get within 10% of the final best.
+             without the records (minic against ONNX Runtime, same rounds), then minic
+             without and with the records alternated (A/B); and how many trials it took
+             to get within 10% of the final best.
   resnet50   the ResNet-50 light model tuned for --resnet-budget, then benchmarks/run with
-             and without the records.
+             and without the records, and the A/B runs.
 Times come from `minic tune` (each candidate: median of timed runs in a child process)
 and from benchmarks/run (alternating minic and ORT child processes).
 """
@@ -67,6 +68,9 @@ def trials_to_within(records, fraction):
 
 
 def tune(options, model, db, extra):
+    if options.reuse and os.path.exists(db):
+        log(f"reusing {db}")
+        return read_records(db)
     if os.path.exists(db):
         os.remove(db)
     command = [options.minic, "tune", model, "-o", db, "--threads", str(options.threads)]
@@ -146,6 +150,31 @@ def side_by_side(options, pattern, records, out_dir):
         return json.load(f)["benchmarks"][0]["summary"]
 
 
+def bench_median(options, model, records, json_path):
+    command = [options.minic, "bench", model, "--threads", str(options.threads), "--warmup",
+               "3", "--repeat", "10", "--json", json_path]
+    if records:
+        command += ["--records", records]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    with open(json_path) as f:
+        return json.load(f)["median_ms"]
+
+
+def ab_rows(options, model, db, out, name, rounds=5):
+    """minic with the default schedules (A) and with the records (B), alternated A B A B
+    in child processes: the paired comparison of tuned against untuned."""
+    default, tuned = [], []
+    for index in range(rounds):
+        default.append(bench_median(options, model, "", os.path.join(out, f"{name}_a{index}.json")))
+        tuned.append(bench_median(options, model, db, os.path.join(out, f"{name}_b{index}.json")))
+    ratios = [b / a for a, b in zip(default, tuned)]
+    return [f"A/B, {rounds} rounds of `minic bench --warmup 3 --repeat 10` alternating without "
+            f"and with `--records`: default {statistics.median(default):.3f} ms, tuned "
+            f"{statistics.median(tuned):.3f} ms, tuned/default "
+            f"{statistics.median(ratios):.3f} (median of the paired rounds; per round "
+            + ", ".join(f"{r:.3f}" for r in ratios) + ").", ""]
+
+
 def compare_rows(options, pattern, db, out, name):
     rows = []
     for label, records in (("default schedules", ""), ("tuned (--records)", db)):
@@ -170,6 +199,7 @@ def part_gemm(options, out, lines):
               "| minic | minic ms | ORT ms | minic/ORT | minic GFLOP/s |", "|---|---|---|---|---|"]
     lines += compare_rows(options, "^matmul_1024$", db, out, "gemm")
     lines.append("")
+    lines += ab_rows(options, models["matmul_1024"], db, out, "gemm")
 
 
 def part_resnet50(options, out, lines):
@@ -185,6 +215,7 @@ def part_resnet50(options, out, lines):
               "| minic | minic ms | ORT ms | minic/ORT | |", "|---|---|---|---|---|"]
     lines += compare_rows(options, "^resnet50$", db, out, "resnet50")
     lines.append("")
+    lines += ab_rows(options, model, db, out, "resnet50")
 
 
 def main():
@@ -197,6 +228,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--minic", default=os.path.join(REPO, "build", "minic"))
     parser.add_argument("--out", default=os.path.join(HERE, "out", "tuning"))
+    parser.add_argument("--reuse", action="store_true",
+                        help="gemm, resnet50: use the database already in OUT, do not tune again")
     options = parser.parse_args()
     options.minic = os.path.abspath(options.minic)
     os.makedirs(options.out, exist_ok=True)
