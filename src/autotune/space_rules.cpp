@@ -72,34 +72,7 @@ Choices yes_no(bool offered) { return offered ? Choices{{0}, {1}} : Choices{{0}}
 namespace {
 
 // --- reductions and elementwise blocks ------------------------------------------------------
-
-void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
-                        bool inner, bool parallel) {
-  if (roles.reduce.empty()) fail("no reduction loop");
-  int64_t total_work = schedule::product(sch, roles.spatial) * schedule::product(sch, roles.reduce);
-  std::vector<LoopRef> outer = roles.spatial;
-  if (inner && !roles.spatial.empty()) {
-    outer.pop_back();
-    std::vector<LoopRef> order = outer;
-    order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
-    order.push_back(roles.spatial.back());
-    sch.reorder(order);
-  }
-  sch.decompose_reduction(block, roles.reduce.front());
-  if (parallel) schedule::parallelize(sch, outer, total_work);
-}
-
-void schedule_elementwise(Schedule& sch, const LoopRoles& roles, int64_t vector, bool parallel) {
-  std::vector<LoopRef> outer = roles.spatial;
-  if (outer.empty()) return;
-  int64_t total_work = schedule::product(sch, outer);
-  if (vector > 1) {
-    std::vector<LoopRef> parts = sch.split(outer.back(), {-1, vector});
-    sch.vectorize(parts[1]);
-    outer.back() = parts[0];
-  }
-  if (parallel) schedule::parallelize(sch, outer, total_work);
-}
+// (the rules themselves are schedule_reduction and schedule_elementwise, block_roles.h)
 
 BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::string& name,
                            const LoopRoles& roles) {
@@ -113,7 +86,7 @@ BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::stri
   BlockSpace space;
   add_knob(space, name, "inner", yes_no(has_spatial), {inner ? 1 : 0});
   add_knob(space, name, "parallel", yes_no(enough_work), {enough_work ? 1 : 0});
-  schedule_reduction(sch, block, roles, inner, enough_work);
+  schedule::schedule_reduction(sch, block, roles, inner, enough_work);
   return space;
 }
 
@@ -129,7 +102,7 @@ BlockSpace elementwise_space(Schedule& sch, const std::string& name, const LoopR
   BlockSpace space;
   add_knob(space, name, "vector", vectors, {vector});
   add_knob(space, name, "parallel", yes_no(enough_work), {enough_work ? 1 : 0});
-  schedule_elementwise(sch, roles, vector, enough_work);
+  schedule::schedule_elementwise(sch, roles, vector, enough_work);
   return space;
 }
 
@@ -163,11 +136,13 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
     if (has_knob(point, name, "tile_j")) {
       schedule_gemm_point(attempt, block, roles, name, point);
     } else if (has_knob(point, name, "inner")) {
-      schedule_reduction(attempt, block, roles, value_of(point, name, "inner").at(0) == 1,
-                         value_of(point, name, "parallel").at(0) == 1);
+      bool inner = value_of(point, name, "inner").at(0) == 1;
+      bool parallel = value_of(point, name, "parallel").at(0) == 1;
+      schedule::schedule_reduction(attempt, block, roles, inner, parallel);
     } else if (has_knob(point, name, "vector")) {
-      schedule_elementwise(attempt, roles, value_of(point, name, "vector").at(0),
-                           value_of(point, name, "parallel").at(0) == 1);
+      int64_t vector = value_of(point, name, "vector").at(0);
+      bool parallel = value_of(point, name, "parallel").at(0) == 1;
+      schedule::schedule_elementwise(attempt, roles, vector, parallel);
     } else {
       return;
     }

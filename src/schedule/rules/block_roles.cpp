@@ -125,4 +125,32 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
   }
 }
 
+void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles, bool inner,
+                        bool parallel) {
+  if (roles.reduce.empty()) fail("no reduction loop");
+  int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
+  std::vector<LoopRef> outer = roles.spatial;
+  if (inner && !roles.spatial.empty()) {
+    outer.pop_back();
+    std::vector<LoopRef> order = outer;
+    order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
+    order.push_back(roles.spatial.back());
+    sch.reorder(order);
+  }
+  sch.decompose_reduction(block, roles.reduce.front());
+  if (parallel) parallelize(sch, outer, total_work);
+}
+
+void schedule_elementwise(Schedule& sch, const LoopRoles& roles, int64_t vector, bool parallel) {
+  std::vector<LoopRef> outer = roles.spatial;
+  if (outer.empty()) return;
+  int64_t total_work = product(sch, outer);
+  if (vector > 1) {
+    std::vector<LoopRef> parts = sch.split(outer.back(), {-1, vector});
+    sch.vectorize(parts[1]);
+    outer.back() = parts[0];
+  }
+  if (parallel) parallelize(sch, outer, total_work);
+}
+
 }  // namespace minic::schedule

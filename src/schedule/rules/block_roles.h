@@ -9,6 +9,8 @@
 //   - which spatial loop indexes the rows operand (row_loop): the i of an i x j tile;
 //   - how wide a column tile fits the innermost extent (column_tile);
 //   - whether the nest has enough work to pay for threads (parallelize).
+// It also holds the reduction and elementwise rules with their choices as arguments: the
+// default rules call them with fixed values, the search space with a point's.
 // For the matmul of stmt.h: spatial = [i, j], reduce = [k], rows = A, columns = B,
 // row_loop = i, column_tile(256) = 32.
 #pragma once
@@ -73,5 +75,15 @@ int64_t column_tile(int64_t extent);
 // Makes the outermost of `outer` that has more than one iteration parallel, when the
 // whole nest has enough work (total_work >= kParallelMinWork).
 void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work);
+
+// The reduction rule: the init split out (decompose_reduction); with `inner`, the innermost
+// spatial loop moved inside the reduction loops (unit stride in the output, which LLVM
+// vectorises); with `parallel`, the spatial loops outside parallelised.
+void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles, bool inner,
+                        bool parallel);
+
+// The elementwise rule: the innermost loop split by `vector` lanes and vectorised (1: not
+// split); with `parallel`, the outer loops parallelised.
+void schedule_elementwise(Schedule& sch, const LoopRoles& roles, int64_t vector, bool parallel);
 
 }  // namespace minic::schedule

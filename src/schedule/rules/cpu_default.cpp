@@ -99,36 +99,6 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   parallelize(sch, outer, total_work);
 }
 
-void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles) {
-  if (roles.reduce.empty()) fail("no reduction loop");
-  int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
-  std::vector<LoopRef> outer = roles.spatial;
-  // With the reduction outside the last spatial loop, that loop is the innermost: unit
-  // stride in the output, which LLVM vectorises.
-  if (!roles.spatial.empty() && extent_of(sch, roles.spatial.back()) >= kVectorLanes) {
-    outer.pop_back();
-    std::vector<LoopRef> order = outer;
-    order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
-    order.push_back(roles.spatial.back());
-    sch.reorder(order);
-  }
-  sch.decompose_reduction(block, roles.reduce.front());
-  parallelize(sch, outer, total_work);
-}
-
-void schedule_elementwise(Schedule& sch, const LoopRoles& roles) {
-  std::vector<LoopRef> outer = roles.spatial;
-  if (outer.empty()) return;
-  int64_t total_work = product(sch, outer);
-  LoopRef inner = outer.back();
-  if (extent_of(sch, inner) % kVectorLanes == 0) {
-    std::vector<LoopRef> parts = sch.split(inner, {-1, kVectorLanes});
-    sch.vectorize(parts[1]);
-    outer.back() = parts[0];
-  }
-  parallelize(sch, outer, total_work);
-}
-
 // Applies the rule for one block; on a refusal the schedule is left as it was.
 void schedule_block(Schedule& sch, const std::string& name) {
   Schedule attempt = sch;
@@ -149,9 +119,15 @@ void schedule_block(Schedule& sch, const std::string& name) {
       }
     }
     if (!roles.reduce.empty()) {
-      schedule_reduction(attempt, block, roles);
+      // The innermost spatial loop goes inside the reduction when it fills a vector.
+      bool inner = !roles.spatial.empty() &&
+                   extent_of(attempt, roles.spatial.back()) >= kVectorLanes;
+      schedule_reduction(attempt, block, roles, inner, /*parallel=*/true);
     } else {
-      schedule_elementwise(attempt, roles);
+      // Split by one vector when the innermost extent is a multiple of its lanes.
+      int64_t extent = roles.spatial.empty() ? 0 : extent_of(attempt, roles.spatial.back());
+      bool whole_vectors = extent > 0 && extent % kVectorLanes == 0;
+      schedule_elementwise(attempt, roles, whole_vectors ? kVectorLanes : 1, /*parallel=*/true);
     }
     sch = std::move(attempt);
   } catch (const Error&) {
