@@ -33,11 +33,9 @@ namespace {
 // How many levels of the main body's loop nest have a footprint feature.
 constexpr size_t kFootprintLevels = 8;
 
-
-// Counts what evaluating expressions costs, per execution: float and index arithmetic
-// (each op once per lane), math calls, loaded elements; remembers every load.
-class ExprCounter : public loop::IRVisitor {
- public:
+// What evaluating expressions costs: float and index arithmetic (each op once per lane),
+// math calls, loaded elements, and the widest vector met.
+struct Work {
   double float_ops = 0;
   double vector_float_ops = 0;
   double int_ops = 0;
@@ -45,6 +43,22 @@ class ExprCounter : public loop::IRVisitor {
   double loaded = 0;
   double vector_loaded = 0;
   int widest = 1;
+
+  // Adds `other`, done `times` times.
+  void add(const Work& other, double times) {
+    float_ops += other.float_ops * times;
+    vector_float_ops += other.vector_float_ops * times;
+    int_ops += other.int_ops * times;
+    calls += other.calls * times;
+    loaded += other.loaded * times;
+    vector_loaded += other.vector_loaded * times;
+    widest = std::max(widest, other.widest);
+  }
+};
+
+// Counts the Work of expressions, per execution; remembers every load.
+class ExprCounter : public loop::IRVisitor, public Work {
+ public:
   std::vector<const loop::Load*> loads;
 
 #define MINIC_COUNT_OP(Node)                            \
@@ -100,17 +114,10 @@ struct StoreInfo {
 };
 
 // The totals of the whole kernel, and every store.
-class KernelWalker : public loop::IRVisitor {
+class KernelWalker : public loop::IRVisitor, public Work {
  public:
-  double float_ops = 0;
-  double vector_float_ops = 0;
-  double int_ops = 0;
-  double calls = 0;
-  double loaded = 0;
-  double vector_loaded = 0;
   double stored = 0;
   double branches = 0;
-  int widest = 1;
   double loops = 0;
   double parallel_loops = 0;
   double alloc_bytes = 0;
@@ -146,14 +153,9 @@ class KernelWalker : public loop::IRVisitor {
     double iterations = 1;
     for (const LoopInfo& info : stack_) iterations *= static_cast<double>(info.extent);
     int lanes = node->value.type().lanes;
-    float_ops += counter.float_ops * iterations;
-    vector_float_ops += counter.vector_float_ops * iterations;
-    int_ops += counter.int_ops * iterations;
-    calls += counter.calls * iterations;
-    loaded += counter.loaded * iterations;
-    vector_loaded += counter.vector_loaded * iterations;
+    add(counter, iterations);
     stored += lanes * iterations;
-    widest = std::max({widest, counter.widest, lanes});
+    widest = std::max(widest, lanes);
     if (current_loop_ > 0) ++stores_directly_in[current_loop_ - 1];
     stores.push_back({node, stack_, iterations, counter.float_ops, counter.loads, current_loop_,
                       branches_in_loop_ > 0});
