@@ -134,7 +134,9 @@ TEST_CASE("a candidate that runs too long is killed at the time limit", "[autotu
   CHECK_FALSE(results[0].ok);
   CHECK(results[0].error == "timed out after 0.5 s");
   CHECK(results[0].times_us.empty());
-  CHECK(seconds < 2.0);
+  // Killed at the limit: the spin itself would run for hours. (A loose bound, so that a
+  // loaded machine does not fail it.)
+  CHECK(seconds < 10.0);
 }
 
 TEST_CASE("a candidate that crashes is reported with its signal", "[autotune_measure]") {

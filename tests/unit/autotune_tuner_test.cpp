@@ -21,6 +21,8 @@
 #include <random>
 #include <set>
 
+#include <unistd.h>
+
 using namespace minic;
 using namespace minic::autotune;
 
@@ -153,7 +155,11 @@ TEST_CASE("a small tuning run is deterministic and its choice is correct", "[aut
 TEST_CASE("a resumed run goes on from the database", "[autotune_tuner]") {
   std::vector<Task> tasks = three_matmul_tasks();
   std::vector<Task> one = {tasks[0]};
-  std::string path = (std::filesystem::temp_directory_path() / "minic_resume_test.jsonl").string();
+  // One file per process: two test binaries (a sanitizer build beside a release one) may
+  // run this test at once.
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("minic_resume_test_" + std::to_string(getpid()) + ".jsonl"))
+                         .string();
   std::filesystem::remove(path);
   {
     Database database;
