@@ -22,7 +22,7 @@
 #include "minic/autotune/measure.h"
 
 #include "minic/codegen/llvm.h"
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 #include "minic/passes/loop/registry.h"
 #include "minic/runtime/thread_pool.h"
 #include "minic/support/error.h"
@@ -122,6 +122,7 @@ std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions
   loop::run_loop_passes(module, loop::default_loop_pipeline());
   // compile_model's options: O3, no fast-math, one element's alignment assumed.
   codegen::LlvmOptions llvm_options;
+  llvm_options.parallel_for = &minic_parallel_for;
   std::unique_ptr<codegen::CompiledModule> code = codegen::compile_llvm(module, llvm_options);
   codegen::CompiledModule::KernelFn kernel = code->find(candidate.name);
 

@@ -9,7 +9,7 @@
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
-#include "minic/ops/lower.h"
+#include "minic/lower/lower.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/support/error.h"
 

@@ -8,7 +8,7 @@
 #include "minic/autotune/measure.h"
 #include "minic/autotune/task.h"
 #include "minic/codegen/llvm.h"
-#include "minic/ops/lower.h"
+#include "minic/lower/lower.h"
 #include "minic/passes/loop/registry.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/thread_pool.h"
@@ -126,6 +126,7 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
   // Only the arena is 64-byte aligned; inputs, outputs and constants are Tensors, whose
   // storage has the allocator's alignment. So the code may assume one element's alignment.
   llvm_options.param_alignment = 0;
+  llvm_options.parallel_for = &minic_parallel_for;
   std::unique_ptr<codegen::CompiledModule> code;
   if (options.kernel_library.empty()) {
     code = codegen::compile_llvm(kernels, llvm_options);

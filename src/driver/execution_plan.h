@@ -2,7 +2,7 @@
 // value, a memory plan for the intermediates. Private to src/driver.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 #include "minic/runtime/executor.h"
 
 #include <map>

@@ -16,7 +16,7 @@
 // Every error names the model file; errors about one node also name the node and op.
 #include "onnx_proto.h"
 
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/verifier.h"
 #include "minic/ops/shape_inference.h"
 
 #include <unordered_set>

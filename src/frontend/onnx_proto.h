@@ -10,7 +10,7 @@
 #pragma once
 
 #include "minic/frontend/onnx.h"
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 #include "minic/support/file.h"
 
 // onnx_pb.h defines ONNX_API, then includes onnx-ml.pb.h (ONNX_ML comes with onnx_proto).

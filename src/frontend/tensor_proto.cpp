@@ -15,7 +15,7 @@
 // short copy.
 #include "onnx_proto.h"
 
-#include "minic/ir/low_precision.h"
+#include "minic/tensor/low_precision.h"
 
 #include <algorithm>
 #include <array>

@@ -1,18 +1,11 @@
-// Compute rules' building blocks: tensors, the two builders, and the expression helpers.
+// What compute rules are written with: reading a ComputeTensor, the ComputeContext a rule
+// is given, and the expression helpers of include/minic/ops/compute.h.
 //
-// Course module 3. See include/minic/ops/compute.h. Invariant: a ComputeTensor read at
-// indices gives an expression of the element type that uses only those indices and the
-// kernel's buffers -- never the iteration variables of another stage -- so it can be
-// placed in any block. Reading a `compute` stage substitutes the indices for its
-// iteration variables (inlining); reading a reduction, or a kept stage, first emits its
-// loop nest once (KernelBuilder::materialize) and then loads from its buffer.
-//
-//   relu = compute(i -> max(X[i], 0));  y = compute(i -> relu(i) * 2.0)
-//   y read at [v0]  gives  max(X[v0], 0.0) * 2.0
-#include "compute_stage.h"
-
-#include "minic/ir/loop/analysis.h"
-#include "minic/ir/loop/visitor.h"
+// Course module 3. The context's builders (compute, reduce, keep) forward to the lowering
+// driver's StageBuilder (src/lower/kernel_builder.cpp), which decides whether a stage is
+// inlined or written to a buffer. The helpers only build expressions: they read no stage
+// and may be called from any rule.
+#include "minic/ops/compute.h"
 
 #include <cctype>
 #include <limits>
@@ -21,67 +14,14 @@ namespace minic {
 
 using loop::Expr;
 
-namespace {
-
-// A `compute` stage whose element is a larger expression than this (in nodes) is kept in
-// a buffer rather than inlined: a chain whose every op reads its input twice (x * x)
-// would otherwise double the expression at each step.
-constexpr int kMaxInlinedNodes = 64;
-
-// Counts the nodes of an expression, every kind alike.
-class NodeCounter : public loop::IRVisitor {
- public:
-  int count = 0;
-#define MINIC_COUNT_NODE(Node)                         \
-  void visit_##Node(const loop::Node* node) override { \
-    ++count;                                           \
-    loop::IRVisitor::visit_##Node(node);               \
-  }
-  MINIC_EXPR_NODES(MINIC_COUNT_NODE)
-#undef MINIC_COUNT_NODE
-};
-
-int expression_size(const Expr& expr) {
-  NodeCounter counter;
-  counter.visit(expr);
-  return counter.count;
-}
-
-// Fresh iteration variables v0, v1, ... (or r0, r1, ... for reductions).
-std::vector<Expr> make_axes(const char* prefix, size_t count) {
-  std::vector<Expr> axes;
-  for (size_t d = 0; d < count; ++d) {
-    axes.push_back(loop::Var::make(fmt::format("{}{}", prefix, d)));
-  }
-  return axes;
-}
-
-// A rule's value must have the element type of the tensor it describes: a mismatch is a
-// bug in the rule.
-void check_value(const Expr& value, const TensorType& type, const std::string& stage) {
-  if (!value || value.type() != loop::DataType{type.dtype, 1}) {
-    fail("internal error (a bug in minic): compute stage '{}' gives {} for a tensor of {}", stage,
-         value ? loop::type_name(value.type()) : "no value", type_string(type));
-  }
-}
-
-}  // namespace
-
 // --- ComputeTensor -------------------------------------------------------------------------
 
-const TensorType& ComputeTensor::type() const { return node_->type; }
-
 Expr ComputeTensor::operator()(const Indices& indices) const {
-  StageNode& stage = *node_;
-  if (static_cast<int64_t>(indices.size()) != stage.type.rank()) {
-    fail("internal error (a bug in minic): tensor '{}' of {} read with {} indices", stage.name,
-         type_string(stage.type), indices.size());
+  if (static_cast<int64_t>(indices.size()) != rank()) {
+    fail("internal error (a bug in minic): tensor '{}' of {} read with {} indices", node_->name,
+         type_string(type()), indices.size());
   }
-  if (!stage.buffer && (stage.reducer || stage.keep)) stage.builder->materialize(stage);
-  if (stage.buffer) return loop::Load::make(stage.buffer, indices);
-  loop::VarMap map;
-  for (size_t d = 0; d < indices.size(); ++d) map[stage.axes[d].as<loop::Var>()] = indices[d];
-  return loop::substitute(stage.value, map);
+  return node_->element(indices);
 }
 
 // --- ComputeContext ------------------------------------------------------------------------
@@ -109,34 +49,13 @@ const Tensor& ComputeContext::constant_input(size_t index) const {
 
 ComputeTensor ComputeContext::compute(const std::string& name, const TensorType& type,
                                       const std::function<Expr(const Indices&)>& body) const {
-  auto stage = std::make_shared<StageNode>();
-  stage->name = name;
-  stage->type = type;
-  stage->axes = make_axes("v", type.shape.size());
-  stage->value = body(stage->axes);
-  check_value(stage->value, type, name);
-  stage->keep = expression_size(stage->value) > kMaxInlinedNodes;
-  return builder_.add_stage(std::move(stage));
+  return builder_.compute(name, type, body);
 }
 
 ComputeTensor ComputeContext::reduce(
     const std::string& name, const TensorType& type, const Shape& reduce_extents, Reducer reducer,
     const std::function<Expr(const Indices&, const Indices&)>& body) const {
-  // An empty reduction is its identity everywhere: no reduction loop would run the init.
-  if (num_elements(reduce_extents) == 0) {
-    return compute(name, type,
-                   [&](const Indices&) { return reducer_identity(reducer, type.dtype); });
-  }
-  auto stage = std::make_shared<StageNode>();
-  stage->name = name;
-  stage->type = type;
-  stage->axes = make_axes("v", type.shape.size());
-  stage->reduce_axes = make_axes("r", reduce_extents.size());
-  stage->reduce_extents = reduce_extents;
-  stage->reducer = reducer;
-  stage->value = body(stage->axes, stage->reduce_axes);
-  check_value(stage->value, type, name);
-  return builder_.add_stage(std::move(stage));
+  return builder_.reduce(name, type, reduce_extents, reducer, body);
 }
 
 void ComputeContext::no_rule(const std::string& reason) const {
@@ -147,7 +66,7 @@ void ComputeContext::no_rule(const std::string& reason) const {
 }
 
 ComputeTensor ComputeContext::keep(const ComputeTensor& tensor) const {
-  tensor.node()->keep = true;
+  builder_.keep(tensor);
   return tensor;
 }
 
@@ -161,6 +80,34 @@ Expr element_constant(const Tensor& tensor, int64_t position) {
   loop::DataType type{tensor.dtype(), 1};
   if (is_float(tensor.dtype())) return loop::FloatImm::make(tensor.as_double(position), type);
   return loop::IntImm::make(tensor.as_int64(position), type);
+}
+
+Expr reducer_identity(Reducer reducer, DType dtype) {
+  loop::DataType type{dtype, 1};
+  switch (reducer) {
+    case Reducer::sum: return constant(dtype, 0);
+    case Reducer::product: return constant(dtype, 1);
+    case Reducer::max:
+    case Reducer::min: {
+      bool is_max = reducer == Reducer::max;
+      if (is_float(dtype)) {
+        double infinity = std::numeric_limits<double>::infinity();
+        return loop::FloatImm::make(is_max ? -infinity : infinity, type);
+      }
+      Expr result;
+      visit_dtype(dtype, [&]<typename T>() {
+        if constexpr (std::is_integral_v<T>) {
+          T limit = is_max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+          // An unsigned 64-bit limit wraps to -1 here; the interpreter reads it back as u64.
+          result = loop::IntImm::make(static_cast<int64_t>(limit), type);
+        }
+      });
+      if (!result) fail("internal error (a bug in minic): no {} identity for {}",
+                        reducer == Reducer::max ? "max" : "min", dtype_name(dtype));
+      return result;
+    }
+  }
+  return constant(dtype, 0);
 }
 
 Expr index(int64_t value) { return loop::IntImm::make(value); }

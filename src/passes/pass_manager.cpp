@@ -5,8 +5,8 @@
 // Whether a pass changed the graph is decided by comparing its text before and after.
 #include "minic/passes/pass_manager.h"
 
-#include "minic/ir/graph_text.h"
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/text.h"
+#include "minic/ir/graph/verifier.h"
 
 #include <algorithm>
 #include <chrono>

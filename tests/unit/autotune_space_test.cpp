@@ -13,8 +13,8 @@
 
 #include "schedule_kernels.h"
 #include "schedule_test_util.h"
-#include "minic/ir/graph_text.h"
-#include "minic/ops/lower.h"
+#include "minic/ir/graph/text.h"
+#include "minic/lower/lower.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/passes/loop/registry.h"
 #include "minic/passes/pass_manager.h"

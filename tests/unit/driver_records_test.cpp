@@ -8,7 +8,7 @@
 #include "minic/autotune/database.h"
 #include "minic/autotune/measure.h"
 #include "minic/autotune/task.h"
-#include "minic/ir/graph_text.h"
+#include "minic/ir/graph/text.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/runtime/compare.h"

@@ -4,7 +4,7 @@
 // module 8.
 #include "minic/driver/compile.h"
 
-#include "minic/ir/graph_text.h"
+#include "minic/ir/graph/text.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/runtime/compare.h"

@@ -1,7 +1,7 @@
 // Unit tests for graph_to_dot, the Graphviz view of the graph IR. Course module 2.
-#include "minic/ir/graph_dot.h"
+#include "minic/ir/graph/dot.h"
 
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/verifier.h"
 #include "minic/ops/shape_inference.h"
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // Unit tests for the graph IR data structures. Course module 2.
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
 // Unit tests for fused nodes in the graph text form: a fused node prints with its body
 // indented after it, parses back into a body Graph whose inputs and outputs are named like
 // the node's, and print(parse(print(g))) == print(g). Course module 2.
-#include "minic/ir/graph_text.h"
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/text.h"
+#include "minic/ir/graph/verifier.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/runtime/interpreter.h"
 

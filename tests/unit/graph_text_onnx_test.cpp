@@ -2,8 +2,8 @@
 // and every light model must print, parse back, print identically and verify.
 // Course module 2.
 #include "minic/frontend/onnx.h"
-#include "minic/ir/graph_text.h"
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/text.h"
+#include "minic/ir/graph/verifier.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/passes/pass_manager.h"
 

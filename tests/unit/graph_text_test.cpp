@@ -1,8 +1,8 @@
 // Unit tests for the graph text form: printing, parsing, and their round trip on
 // hand-built graphs; hand-written text; parse errors with their line and column.
 // Course module 2.
-#include "minic/ir/graph_text.h"
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/text.h"
+#include "minic/ir/graph/verifier.h"
 
 #include <catch2/catch.hpp>
 

@@ -7,6 +7,7 @@
 #include "minic/codegen/llvm.h"
 #include "minic/ir/loop/interpreter.h"
 #include "minic/runtime/compare.h"
+#include "minic/runtime/thread_pool.h"
 
 #include <catch2/catch.hpp>
 
@@ -53,6 +54,12 @@ inline void call_compiled(const codegen::CompiledModule& module, const std::stri
 // cancels to near zero can differ by a few ulps of its terms: hence the absolute part.
 inline constexpr Tolerance kCompiledTolerance{1e-5, 1e-5};
 
+// `options` with parallel loops on the runtime's thread pool, as the driver compiles them.
+inline codegen::LlvmOptions with_thread_pool(codegen::LlvmOptions options) {
+  if (!options.parallel_for) options.parallel_for = &minic_parallel_for;
+  return options;
+}
+
 // Runs `reference` in the interpreter and `compiled` (the same computation, perhaps
 // scheduled or lowered differently) through the LLVM backend, each on its own copy of
 // `args`; every buffer must agree within `tolerance` (integers and bools exactly).
@@ -64,7 +71,7 @@ inline void check_compiled(const PrimFunc& reference, const PrimFunc& compiled,
   for (Tensor& tensor : expected) pointers.push_back(&tensor);
   run_func(reference, pointers);
   std::unique_ptr<codegen::CompiledModule> module =
-      codegen::compile_llvm(LoopModule{{compiled}}, options);
+      codegen::compile_llvm(LoopModule{{compiled}}, with_thread_pool(options));
   std::vector<Tensor> actual = args;
   call_compiled(*module, compiled.name, actual);
   for (size_t i = 0; i < args.size(); ++i) {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "minic/ir/loop/stmt.h"
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 
 #include <random>
 #include <string>

@@ -5,8 +5,8 @@
 // mantissa, bias) in low_precision.h; the rules for the odd corners (NaN to f4e2m1, e8m0
 // rounding, floats to int4) are the ones of ONNX's test data, made with numpy and ml_dtypes.
 #include "minic/frontend/onnx.h"
-#include "minic/ir/low_precision.h"
-#include "minic/ir/tensor.h"
+#include "minic/tensor/low_precision.h"
+#include "minic/tensor/tensor.h"
 #include "minic/support/file.h"
 
 #include "onnx_test_util.h"

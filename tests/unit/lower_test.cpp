@@ -13,7 +13,7 @@
 #include "loop_test_util.h"
 
 #include "minic/frontend/onnx.h"
-#include "minic/ir/graph_text.h"
+#include "minic/ir/graph/text.h"
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/interpreter.h"
 #include "minic/ir/loop/parser.h"
@@ -21,7 +21,7 @@
 #include "minic/ir/loop/verifier.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/ops/compute.h"
-#include "minic/ops/lower.h"
+#include "minic/lower/lower.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/compare.h"

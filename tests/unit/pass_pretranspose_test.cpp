@@ -2,7 +2,7 @@
 // Course module 2.
 #include "minic/passes/graph/pretranspose_weights.h"
 
-#include "minic/ir/graph_text.h"
+#include "minic/ir/graph/text.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/runtime/interpreter.h"
 

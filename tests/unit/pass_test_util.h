@@ -2,8 +2,8 @@
 // reference interpreter before and after a pass must give the same outputs.
 #pragma once
 
-#include "minic/ir/graph_text.h"
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/text.h"
+#include "minic/ir/graph/verifier.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/runtime/compare.h"
 #include "minic/runtime/interpreter.h"

@@ -1,6 +1,6 @@
 // Unit tests for the graph verifier: a valid graph passes; each broken invariant is
 // reported with the node and value it concerns. Course module 2.
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/verifier.h"
 
 #include <catch2/catch.hpp>
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "minic/driver/compile.h"
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <memory>
 #include <string>

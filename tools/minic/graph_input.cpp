@@ -3,8 +3,8 @@
 #include "run_inputs.h"
 
 #include "minic/frontend/onnx.h"
-#include "minic/ir/graph_text.h"
-#include "minic/ir/verifier.h"
+#include "minic/ir/graph/text.h"
+#include "minic/ir/graph/verifier.h"
 #include "minic/ops/shape_inference.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/support/file.h"

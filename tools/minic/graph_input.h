@@ -2,7 +2,7 @@
 // a list of passes. Course module 2.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <string>
 #include <vector>

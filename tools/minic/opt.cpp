@@ -24,9 +24,9 @@
 
 #include "minic/codegen/llvm.h"
 #include "minic/driver/compile.h"
-#include "minic/ir/graph_text.h"
+#include "minic/ir/graph/text.h"
 #include "minic/ir/loop/printer.h"
-#include "minic/ops/lower.h"
+#include "minic/lower/lower.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/compare.h"
 #include "minic/runtime/interpreter.h"

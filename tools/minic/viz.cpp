@@ -3,7 +3,7 @@
 //
 // Reads an ONNX model (imported as `minic run` and `minic opt` import it) or a graph in the
 // text form, optionally runs graph passes, and writes the drawing of graph_to_dot
-// (include/minic/ir/graph_dot.h):
+// (include/minic/ir/graph/dot.h):
 //   --stage onnx       the graph as imported (the default without --passes);
 //   --stage optimized  after the default pipeline (src/passes/pipeline.cpp), so fusion
 //                      groups show as clusters;
@@ -14,7 +14,7 @@
 #include "graph_input.h"
 #include "run_inputs.h"
 
-#include "minic/ir/graph_dot.h"
+#include "minic/ir/graph/dot.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/support/file.h"
 

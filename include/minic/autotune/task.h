@@ -13,7 +13,7 @@
 //   tasks[0].workload_key  // "5f0c1d2e3a4b6978"
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 #include "minic/ir/loop/stmt.h"
 
 #include <string>

@@ -11,13 +11,21 @@
 // an ABI as simple for the runtime's executor as for a C program that links the code
 // ahead of time. Each buffer is a plain array of its element type, laid out by its
 // strides; bools are one byte each (0 or 1). The buffers of one call must not overlap:
-// the code is compiled on that promise (LLVM's `noalias`).
+// the code is compiled on that promise (LLVM's `noalias`). The code's one call out of
+// itself is for a parallel loop:
+//
+//   void minic_parallel_for(void (*fn)(void* closure, int64_t begin, int64_t end),
+//                           void* closure, int64_t n);
+//
+// which must run fn over chunks of [0, n). The JIT binds it to LlvmOptions::parallel_for
+// (the runtime's thread pool, include/minic/runtime/thread_pool.h, when the driver
+// compiles); an object file leaves it for the linker.
 //
 // What the generated code does is what the loop IR interpreter does (interpreter.h), with
 // these differences, all of them about programs the interpreter rejects: no index is
 // checked (a load outside its buffer is undefined), an integer division by zero gives 0,
 // and allocations start with whatever the memory held. Parallel loops run on the thread
-// pool of include/minic/runtime/thread_pool.h; a parallel loop inside another runs
+// pool given as LlvmOptions::parallel_for; a parallel loop inside another runs
 // serially. GPU loops (bound to blockIdx/threadIdx) and barriers are an Error here.
 //
 //   loop::LoopModule module = loop::parse_loop_module(text, "add.mloop");
@@ -34,6 +42,10 @@
 
 namespace minic::codegen {
 
+// What the JIT binds minic_parallel_for to (see the top of this file).
+using ParallelForFn = void (*)(void (*fn)(void* closure, int64_t begin, int64_t end),
+                               void* closure, int64_t n);
+
 // How the code is generated and optimised. One struct, passed explicitly.
 struct LlvmOptions {
   // LLVM's optimisation pipeline: 0 (none) to 3 (O3, the default).
@@ -48,6 +60,9 @@ struct LlvmOptions {
   int param_alignment = 0;
   // Allocations of at most this many bytes live on the stack; larger ones on the heap.
   int64_t max_stack_bytes = 64 * 1024;
+  // The JIT's minic_parallel_for. Null: parallel loops run serially in the calling thread
+  // (codegen knows nothing of the runtime; the driver passes the runtime's thread pool).
+  ParallelForFn parallel_for = nullptr;
 };
 
 // The functions of one module, compiled and ready to call. One JIT (ORC LLJIT) each;

@@ -16,7 +16,7 @@
 // benchmarks uses it.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 #include "minic/ir/loop/stmt.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/executor.h"

@@ -8,7 +8,7 @@
 // (src/ops/shape_inference.cpp); verify.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <map>
 #include <string>

@@ -3,7 +3,7 @@
 // Course module 3. Every op that minic can compile has a compute rule in its file of
 // src/ops/ (OpSchema::compute), next to its shape rule and reference kernel. A rule says
 // how ONE element of each output is computed from elements of the inputs -- the idea of
-// TVM's te.compute -- and the lowering driver (lower.h) turns the rules of a fusion group
+// TVM's te.compute -- and the lowering driver (include/minic/lower/lower.h) turns the rules of a fusion group
 // into one loop IR function. A rule reads like the formula of the op:
 //
 //   // Relu: out[i] = max(x[i], 0)
@@ -65,8 +65,7 @@ using Indices = std::vector<loop::Expr>;
 // How a reduction combines values: its identity (the `init`) and its step.
 enum class Reducer { sum, product, max, min };
 
-struct StageNode;
-class KernelBuilder;
+class ComputeTensor;
 
 // The error of lowering an op, or the form of it a node has (a Cast to float8, MaxPool's
 // Indices output), that has no compute rule: "no compute rule for op X (node N)...".
@@ -76,14 +75,41 @@ class NoComputeRule : public Error {
   using Error::Error;
 };
 
+// What a ComputeTensor stands for: a parameter of the kernel, or a stage. The lowering
+// driver makes them (src/lower/kernel_builder.h): rules only read elements.
+struct TensorNode {
+  virtual ~TensorNode() = default;
+  std::string name;
+  TensorType type;
+  // The element at `indices` (one i64 expression per dimension): a load from the tensor's
+  // buffer, or, for a `compute` stage that is inlined, its value at those indices.
+  virtual loop::Expr element(const Indices& indices) = 0;
+};
+
+// The two builders and `keep`, as the lowering driver provides them: ComputeContext's
+// methods of the same names forward here. The interface lets rules (src/ops) be written
+// without depending on the code that turns them into loop nests (src/lower), which
+// depends on the rules.
+class StageBuilder {
+ public:
+  virtual ~StageBuilder() = default;
+  virtual ComputeTensor compute(const std::string& name, const TensorType& type,
+                                const std::function<loop::Expr(const Indices&)>& body) = 0;
+  virtual ComputeTensor reduce(
+      const std::string& name, const TensorType& type, const Shape& reduce_extents,
+      Reducer reducer,
+      const std::function<loop::Expr(const Indices&, const Indices&)>& body) = 0;
+  virtual void keep(const ComputeTensor& tensor) = 0;
+};
+
 // A tensor as a compute rule sees it (te.Tensor): its type, and the element at given
 // indices as a loop IR expression -- a load from a buffer, or the inlined expression of a
 // `compute` stage.
 class ComputeTensor {
  public:
-  explicit ComputeTensor(std::shared_ptr<StageNode> node) : node_(std::move(node)) {}
+  explicit ComputeTensor(std::shared_ptr<TensorNode> node) : node_(std::move(node)) {}
 
-  const TensorType& type() const;
+  const TensorType& type() const { return node_->type; }
   const Shape& shape() const { return type().shape; }
   DType dtype() const { return type().dtype; }
   int64_t rank() const { return type().rank(); }
@@ -92,10 +118,10 @@ class ComputeTensor {
   // The element at `indices` (one per dimension, each of type i64).
   loop::Expr operator()(const Indices& indices) const;
 
-  const std::shared_ptr<StageNode>& node() const { return node_; }
+  const std::shared_ptr<TensorNode>& node() const { return node_; }
 
  private:
-  std::shared_ptr<StageNode> node_;
+  std::shared_ptr<TensorNode> node_;
 };
 
 // What a compute rule sees: the node's attributes (NodeContext), its inputs as tensors,
@@ -103,7 +129,7 @@ class ComputeTensor {
 class ComputeContext : public NodeContext {
  public:
   using ConstantLookup = std::function<const Tensor*(size_t input_index)>;
-  ComputeContext(const Node& node, int opset, KernelBuilder& builder,
+  ComputeContext(const Node& node, int opset, StageBuilder& builder,
                  std::vector<std::optional<ComputeTensor>> inputs, ConstantLookup constants)
       : NodeContext(node, opset), builder_(builder), inputs_(std::move(inputs)),
         constants_(std::move(constants)) {}
@@ -133,44 +159,9 @@ class ComputeContext : public NodeContext {
   ComputeTensor keep(const ComputeTensor& tensor) const;
 
  private:
-  KernelBuilder& builder_;
+  StageBuilder& builder_;
   std::vector<std::optional<ComputeTensor>> inputs_;
   ConstantLookup constants_;
-};
-
-// The stages of one kernel under construction. The lowering driver (lower.cpp) makes the
-// parameters, runs the rules and binds their results to the output parameters; the
-// builders of ComputeContext add stages.
-class KernelBuilder {
- public:
-  // A parameter buffer named `name`, read as a tensor.
-  ComputeTensor add_input(const std::string& name, const TensorType& type);
-  // An output parameter buffer named `name`.
-  loop::Buffer add_output(const std::string& name, const TensorType& type);
-  // Asks that `tensor`, where it becomes a stage, write `output` directly: called as soon
-  // as a rule returns a tensor that leaves the kernel, before anything reads it.
-  void bind(const ComputeTensor& tensor, const loop::Buffer& output);
-  // Makes sure `output` holds `tensor` once the kernel has run: the tensor's own stage
-  // writes it, or a copy stage does.
-  void write(const ComputeTensor& tensor, const loop::Buffer& output);
-  // The function: its parameters in the order they were added, its stages in order, the
-  // intermediate buffers allocated around them.
-  loop::PrimFunc finish(const std::string& name);
-
-  // For the builders of ComputeContext.
-  ComputeTensor add_stage(std::shared_ptr<StageNode> stage);
-  // The buffer `stage` writes, emitting its loop nest the first time.
-  loop::Buffer materialize(StageNode& stage);
-  // A buffer name not used yet in this kernel, from `hint`; the same for a block name.
-  std::string unique_name(const std::string& hint);
-  std::string unique_block_name(const std::string& hint);
-
- private:
-  std::vector<loop::Buffer> params_;
-  std::vector<loop::Buffer> temporaries_;
-  std::vector<loop::Stmt> stages_;
-  std::set<std::string> names_;
-  std::set<std::string> block_names_;
 };
 
 // --- helpers for writing rules ----------------------------------------------------------------

@@ -8,7 +8,7 @@
 // checked against.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <functional>
 #include <map>

@@ -11,7 +11,7 @@
 // print it, time the passes, and call a hook (the CLI's numeric check) after each.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <functional>
 #include <string>

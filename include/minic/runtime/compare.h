@@ -10,7 +10,7 @@
 //   Tensors of different element types or shapes do not match at all.
 #pragma once
 
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 
 #include <string>
 

@@ -13,7 +13,7 @@
 // not care which is which; the profiler reports it.
 #pragma once
 
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 #include "minic/runtime/memory_plan.h"
 
 #include <functional>

@@ -4,7 +4,7 @@
 // lowering and compiled kernel is checked against.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <vector>
 

@@ -3,7 +3,7 @@
 // Course module 8 (deployment). `minic run` reads inputs and writes outputs with these.
 #pragma once
 
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 
 #include <string>
 

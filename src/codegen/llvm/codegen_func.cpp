@@ -14,7 +14,7 @@
 //      [min + begin, min + end) with S inside, and f.parallel.N(closure, begin, end), which
 //      unpacks the closure (a struct of those values) and calls it;
 //   3. in place of the loop: fill a closure on the stack and call
-//      minic_parallel_for(f.parallel.N, closure, extent) (include/minic/runtime/thread_pool.h).
+//      minic_parallel_for(f.parallel.N, closure, extent) (LlvmOptions::parallel_for).
 // Inside S a parallel loop runs serially.
 //
 // Storage: a buffer of at most options.max_stack_bytes is an alloca in the entry block (64

@@ -4,15 +4,15 @@
 // compile_llvm in four steps:
 //   1. build and optimise the LLVM module for the host (target.cpp);
 //   2. make an LLJIT for the host CPU (its code generator at the same level);
-//   3. define minic_parallel_for in the JIT's main library as the address of the runtime's
-//      function: JIT code finds nothing of the minic executable by itself (libc and libm
-//      it finds in the process: aligned_alloc, free, erf, ...);
+//   3. define minic_parallel_for in the JIT's main library as the function the caller
+//      gave (LlvmOptions::parallel_for, else a serial loop): JIT code finds nothing of the
+//      minic executable by itself (libc and libm it finds in the process: aligned_alloc,
+//      free, erf, ...);
 //   4. add the module and look up every entry point, which compiles it to machine code.
 // The text forms (llvm_ir, assembly) are made again from the loop IR when asked for: the
 // same input gives the same text, and the JIT need not keep a copy of its module.
 #include "target.h"
 
-#include "minic/runtime/thread_pool.h"
 #include "minic/support/error.h"
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -23,6 +23,12 @@
 namespace minic::codegen {
 
 namespace {
+
+// minic_parallel_for when the caller gives none: the whole range in one call.
+void run_serially(void (*fn)(void* closure, int64_t begin, int64_t end), void* closure,
+                  int64_t n) {
+  if (n > 0) fn(closure, 0, n);
+}
 
 // The value of an llvm::Expected, or an Error saying what `step` was.
 template <typename T>
@@ -52,10 +58,11 @@ class JitModule : public CompiledModule {
     jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(machine_builder))
                     .create(),
                 "creating the JIT");
-    // 3. The runtime's entry point for parallel loops.
+    // 3. The entry point for parallel loops.
+    ParallelForFn parallel_for = options.parallel_for ? options.parallel_for : &run_serially;
     llvm::orc::SymbolMap runtime;
     runtime[jit_->mangleAndIntern("minic_parallel_for")] = llvm::orc::ExecutorSymbolDef(
-        llvm::orc::ExecutorAddr::fromPtr(&minic_parallel_for),
+        llvm::orc::ExecutorAddr::fromPtr(parallel_for),
         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
     check(jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))),
           "defining minic_parallel_for");

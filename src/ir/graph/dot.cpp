@@ -1,4 +1,4 @@
-// The graph IR as Graphviz DOT text (see include/minic/ir/graph_dot.h).
+// The graph IR as Graphviz DOT text (see include/minic/ir/graph/dot.h).
 //
 // Course module 2. A drawing is a view of the graph, written in one walk:
 //   1. the graph's inputs as ellipses and its small constants as notes; every value that
@@ -12,7 +12,7 @@
 //   4. the edges, one per node input (and one per graph output), in the same order.
 // A value without a shape (a large constant that is left out) draws no edge.
 // Every id is built from positions, so the same graph always gives the same text.
-#include "minic/ir/graph_dot.h"
+#include "minic/ir/graph/dot.h"
 
 #include <fmt/format.h>
 

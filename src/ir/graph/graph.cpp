@@ -2,7 +2,7 @@
 //
 // The invariants kept here: value names are unique; every Value's `users` lists exactly
 // the nodes that use it; every node output's `producer` is that node.
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <algorithm>
 #include <unordered_set>

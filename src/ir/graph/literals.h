@@ -4,7 +4,7 @@
 
 #include "lexer.h"
 
-#include "minic/ir/attribute.h"
+#include "minic/ir/graph/attribute.h"
 
 #include <optional>
 #include <string>

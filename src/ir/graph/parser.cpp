@@ -1,4 +1,4 @@
-// The graph parser: the .mgraph text form → Graph (syntax in include/minic/ir/graph_text.h).
+// The graph parser: the .mgraph text form → Graph (syntax in include/minic/ir/graph/text.h).
 //
 // Course module 2. A recursive-descent parser over the tokens of lexer.cpp, one function
 // per construct of the grammar:
@@ -22,7 +22,7 @@
 // Graph whose inputs are named and typed like the node's inputs, reads the statements up
 // to the closing brace into it, and makes the body values named like the node's outputs
 // the body's outputs. Inside, a name means the body's value; outside, the graph's.
-#include "minic/ir/graph_text.h"
+#include "minic/ir/graph/text.h"
 
 #include "lexer.h"
 #include "literals.h"

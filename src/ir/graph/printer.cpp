@@ -1,4 +1,4 @@
-// The graph printer: Graph → the .mgraph text form (syntax in include/minic/ir/graph_text.h).
+// The graph printer: Graph → the .mgraph text form (syntax in include/minic/ir/graph/text.h).
 //
 // Course module 2. The output is deterministic: graph inputs and outputs in their order,
 // then the constants in creation order, then the nodes in their (topological) order, then
@@ -7,7 +7,7 @@
 // parse_graph(print_graph(g)) prints exactly as g does. A fused node prints its body after
 // it, between braces and indented one step further: the body's constants, then its nodes,
 // each printed as the graph's own are (a fused node inside a body nests again).
-#include "minic/ir/graph_text.h"
+#include "minic/ir/graph/text.h"
 
 #include "text_syntax.h"
 

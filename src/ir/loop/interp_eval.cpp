@@ -24,7 +24,7 @@
 //     bounds in every lane.
 #include "interp_thread.h"
 
-#include "minic/ir/element_cast.h"
+#include "minic/tensor/element_cast.h"
 
 #include <cmath>
 #include <limits>
@@ -107,7 +107,7 @@ Scalar binary_lane(ExprKind kind, Scalar x, Scalar y) {
   }
 }
 
-// Tensor::cast's element conversion (minic/ir/element_cast.h), on one lane.
+// Tensor::cast's element conversion (minic/tensor/element_cast.h), on one lane.
 template <typename To, typename From>
 Scalar convert_lane(Scalar value) {
   To converted = convert_element<To, From>(From(get<From>(value)));

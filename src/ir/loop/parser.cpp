@@ -25,7 +25,7 @@
 #include "parser_state.h"
 #include "text_syntax.h"
 
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 
 #include <algorithm>
 

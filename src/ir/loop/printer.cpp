@@ -18,7 +18,7 @@
 #include "binary_operands.h"
 #include "text_syntax.h"
 
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 
 #include <fmt/format.h>
 

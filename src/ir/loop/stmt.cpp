@@ -2,7 +2,7 @@
 // checks. Course module 3.
 #include "minic/ir/loop/stmt.h"
 
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 #include "minic/support/error.h"
 
 namespace minic::loop {

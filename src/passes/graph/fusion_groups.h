@@ -5,7 +5,7 @@
 // applies them over the post-dominator tree of dominators.h.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 #include "minic/ops/op.h"
 
 #include <vector>

@@ -7,7 +7,7 @@
 // pointers move.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <optional>
 #include <string>

@@ -17,7 +17,7 @@
 
 #include "graph_edit.h"
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <array>
 #include <functional>

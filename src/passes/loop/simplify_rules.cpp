@@ -149,6 +149,7 @@ struct Rule {
   Condition when = nullptr;
 };
 
+// size: table (one rule a line; scripts/size_report.py exempts it)
 const std::vector<Rule>& rule_table() {
   static const std::vector<Rule> rules = {
       // Immediates to the right (the rules below look for them there).

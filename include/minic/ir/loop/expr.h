@@ -16,7 +16,7 @@
 //   Expr x = Load::make(A, {i}) * FloatImm::make(2.0, DataType::f32());
 #pragma once
 
-#include "minic/ir/dtype.h"
+#include "minic/tensor/dtype.h"
 
 #include <cstdint>
 #include <memory>

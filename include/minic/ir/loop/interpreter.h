@@ -42,7 +42,7 @@
 #pragma once
 
 #include "minic/ir/loop/stmt.h"
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 
 #include <vector>
 

@@ -8,7 +8,7 @@
 // merged.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

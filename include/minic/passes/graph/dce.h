@@ -5,7 +5,7 @@
 // fused nodes too, then every value nothing uses. A live node keeps all its outputs.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

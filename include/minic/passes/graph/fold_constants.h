@@ -10,7 +10,7 @@
 // if a kernel fails on its constant inputs. Needs every value typed (infer_shapes).
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

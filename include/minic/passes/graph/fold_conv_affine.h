@@ -7,7 +7,7 @@
 // the Conv's weights and bias are constants, and the Conv's result has no other reader.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

@@ -7,7 +7,7 @@
 // other users is left alone. See src/passes/graph/fuse_gelu.cpp for the forms recognised.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

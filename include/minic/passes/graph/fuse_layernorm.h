@@ -8,7 +8,7 @@
 // from the attribute (before opset 18) or a constant input (opset 18 on).
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

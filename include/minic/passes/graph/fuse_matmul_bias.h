@@ -7,7 +7,7 @@
 // fuse_matmul_bias.cpp explains the choice.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

@@ -12,7 +12,7 @@
 // Rules and algorithm: src/passes/graph/fuse_ops.cpp.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

@@ -14,7 +14,7 @@
 // the same order). The original constant is left for dce when nothing else reads it.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

@@ -14,7 +14,7 @@
 // larger shape stays. Rules apply to a fixed point; a graph output keeps its name.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

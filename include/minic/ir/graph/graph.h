@@ -13,8 +13,8 @@
 //   }
 #pragma once
 
-#include "minic/ir/attribute.h"
-#include "minic/ir/tensor.h"
+#include "minic/ir/graph/attribute.h"
+#include "minic/tensor/tensor.h"
 
 #include <memory>
 #include <optional>

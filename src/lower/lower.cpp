@@ -1,6 +1,6 @@
 // The lowering driver: graph kernels (plain or fused nodes) to loop IR functions.
 //
-// Course module 3. See include/minic/ops/lower.h. Invariant: the function computes what
+// Course module 3. See include/minic/lower/lower.h. Invariant: the function computes what
 // the node's reference kernel (or its fused body, op by op) computes, with the node's
 // inputs and outputs as parameters. Algorithm for one kernel:
 //   1. a parameter per distinct input value, then one per output (KernelBuilder);
@@ -21,10 +21,10 @@
 //       }
 //     }
 //   }
-#include "minic/ops/lower.h"
+#include "minic/lower/lower.h"
 
 #include "minic/ir/loop/verifier.h"
-#include "minic/ops/compute.h"
+#include "kernel_builder.h"
 
 #include <cctype>
 #include <set>

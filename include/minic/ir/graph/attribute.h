@@ -5,7 +5,7 @@
 // node are kept sorted by name so that printing is deterministic.
 #pragma once
 
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 
 #include <cstdint>
 #include <map>

@@ -1,4 +1,4 @@
-#include "minic/ir/dtype.h"
+#include "minic/tensor/dtype.h"
 
 #include <array>
 #include <bit>

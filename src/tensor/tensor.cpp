@@ -1,6 +1,6 @@
-#include "minic/ir/tensor.h"
+#include "minic/tensor/tensor.h"
 
-#include "minic/ir/element_cast.h"
+#include "minic/tensor/element_cast.h"
 
 #include <fmt/format.h>
 

@@ -24,7 +24,7 @@
 // (`minic viz MODEL -o model.svg` does that).
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <cstdint>
 #include <string>

@@ -6,8 +6,8 @@
 // hold and what the reference kernels read and write.
 #pragma once
 
-#include "minic/ir/dtype.h"
-#include "minic/ir/low_precision.h"
+#include "minic/tensor/dtype.h"
+#include "minic/tensor/low_precision.h"
 #include "minic/support/error.h"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 // data of exactly their type; graph outputs are defined; no node is listed twice.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 namespace minic {
 

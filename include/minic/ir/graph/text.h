@@ -61,7 +61,7 @@
 // reproduces every constant bit for bit.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 
 #include <string>
 

@@ -29,7 +29,7 @@
 // the same error, so can_lower() is a quick first answer and lower_node() the final one.
 #pragma once
 
-#include "minic/ir/graph.h"
+#include "minic/ir/graph/graph.h"
 #include "minic/ir/loop/stmt.h"
 
 #include <string_view>

@@ -13,7 +13,7 @@
 // double arithmetic. The rules and their odd corners (NaN to f4e2m1, e8m0 rounding, floats to
 // int4 beyond the int32 range) reproduce numpy with ml_dtypes and ONNX's reference
 // implementation, which made the ONNX test data.
-#include "minic/ir/low_precision.h"
+#include "minic/tensor/low_precision.h"
 
 #include <bit>
 #include <cmath>

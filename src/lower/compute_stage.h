@@ -1,16 +1,17 @@
-// One stage of a kernel under construction: what compute.cpp's builders describe and
-// compute_stage.cpp turns into a loop nest. Course module 3. Private to src/ops.
+// One stage of a kernel under construction: what the builders of kernel_builder.cpp
+// describe and compute_stage.cpp turns into a loop nest. Course module 3. Private to
+// src/lower.
 #pragma once
 
 #include "minic/ops/compute.h"
 
 namespace minic {
 
+class KernelBuilder;
+
 // A tensor of a compute rule (ComputeTensor holds one): a parameter buffer, or a stage
 // described by the value of one element in terms of its iteration variables.
-struct StageNode {
-  std::string name;
-  TensorType type;
+struct StageNode : TensorNode {
   // The buffer that holds the tensor: a parameter, or the stage's buffer once its loop
   // nest is emitted. Consumers load from it when it is set.
   loop::Buffer buffer;
@@ -27,7 +28,14 @@ struct StageNode {
   KernelBuilder* builder = nullptr;
 
   bool is_stage() const { return static_cast<bool>(value); }
+
+  // A load from `buffer` once there is one (a reduction or a kept stage gets its buffer,
+  // and its loop nest, on the first read); else `value` with `indices` for `axes`.
+  loop::Expr element(const Indices& indices) override;
 };
+
+// The StageNode behind a ComputeTensor (every tensor of a lowering is one).
+StageNode& stage_of(const ComputeTensor& tensor);
 
 // The loop nest of `stage` writing `output`: one loop per axis and reduction axis around
 // one block (compute_stage.cpp).

@@ -1,5 +1,5 @@
-// From stages to loop nests: the KernelBuilder, the loop nest of one stage, and the
-// regions a block reads and writes.
+// From stages to loop nests: the loop nest of one stage, and the regions a block reads
+// and writes.
 //
 // Course module 3. Invariant: every block emitted here passes loop::verify_func, and its
 // reads/writes regions cover every element it loads or stores, in its own iteration
@@ -26,7 +26,6 @@
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
 
-#include <limits>
 #include <map>
 
 namespace minic {
@@ -73,34 +72,6 @@ loop::BufferRegion cover(const Buffer& buffer,
 }
 
 }  // namespace
-
-Expr reducer_identity(Reducer reducer, DType dtype) {
-  loop::DataType type{dtype, 1};
-  switch (reducer) {
-    case Reducer::sum: return constant(dtype, 0);
-    case Reducer::product: return constant(dtype, 1);
-    case Reducer::max:
-    case Reducer::min: {
-      bool is_max = reducer == Reducer::max;
-      if (is_float(dtype)) {
-        double infinity = std::numeric_limits<double>::infinity();
-        return loop::FloatImm::make(is_max ? -infinity : infinity, type);
-      }
-      Expr result;
-      visit_dtype(dtype, [&]<typename T>() {
-        if constexpr (std::is_integral_v<T>) {
-          T limit = is_max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
-          // An unsigned 64-bit limit wraps to -1 here; the interpreter reads it back as u64.
-          result = loop::IntImm::make(static_cast<int64_t>(limit), type);
-        }
-      });
-      if (!result) fail("internal error (a bug in minic): no {} identity for {}",
-                        reducer == Reducer::max ? "max" : "min", dtype_name(dtype));
-      return result;
-    }
-  }
-  return constant(dtype, 0);
-}
 
 Expr reducer_combine(Reducer reducer, Expr accumulated, Expr value) {
   switch (reducer) {
@@ -165,93 +136,6 @@ Stmt make_loop_nest(const StageNode& stage, const Buffer& output, const std::str
     nest = loop::For::make(it->first, index(0), index(it->second), loop::ForKind::serial, nest);
   }
   return nest;
-}
-
-// --- KernelBuilder -------------------------------------------------------------------------
-
-std::string KernelBuilder::unique_name(const std::string& hint) {
-  std::string name = hint.empty() ? "t" : hint;
-  for (int k = 1; names_.count(name); ++k) name = fmt::format("{}_{}", hint, k);
-  names_.insert(name);
-  return name;
-}
-
-ComputeTensor KernelBuilder::add_input(const std::string& name, const TensorType& type) {
-  auto stage = std::make_shared<StageNode>();
-  stage->name = name;
-  stage->type = type;
-  stage->buffer = loop::BufferNode::make(unique_name(name), type.dtype, type.shape);
-  stage->builder = this;
-  params_.push_back(stage->buffer);
-  return ComputeTensor(std::move(stage));
-}
-
-Buffer KernelBuilder::add_output(const std::string& name, const TensorType& type) {
-  Buffer buffer = loop::BufferNode::make(unique_name(name), type.dtype, type.shape);
-  params_.push_back(buffer);
-  return buffer;
-}
-
-ComputeTensor KernelBuilder::add_stage(std::shared_ptr<StageNode> stage) {
-  stage->builder = this;
-  return ComputeTensor(std::move(stage));
-}
-
-void KernelBuilder::bind(const ComputeTensor& tensor, const Buffer& output) {
-  StageNode& stage = *tensor.node();
-  if (!stage.buffer && !stage.target && stage.is_stage()) stage.target = output;
-}
-
-void KernelBuilder::write(const ComputeTensor& tensor, const Buffer& output) {
-  StageNode& stage = *tensor.node();
-  if (stage.buffer == output) return;
-  if (!stage.buffer && stage.is_stage() && (!stage.target || stage.target == output)) {
-    stage.target = output;
-    materialize(stage);
-    return;
-  }
-  // A parameter, or a stage already written elsewhere: copy it.
-  auto copy = std::make_shared<StageNode>();
-  copy->name = "copy";
-  copy->type = tensor.type();
-  for (size_t d = 0; d < copy->type.shape.size(); ++d) {
-    copy->axes.push_back(loop::Var::make(fmt::format("v{}", d)));
-  }
-  copy->value = tensor(copy->axes);
-  copy->target = output;
-  copy->builder = this;
-  materialize(*copy);
-}
-
-Buffer KernelBuilder::materialize(StageNode& stage) {
-  if (stage.buffer) return stage.buffer;
-  if (stage.target) {
-    stage.buffer = stage.target;
-  } else {
-    stage.buffer = loop::BufferNode::make(unique_name(stage.name), stage.type.dtype,
-                                          stage.type.shape);
-    temporaries_.push_back(stage.buffer);
-  }
-  // A tensor without elements needs no loops (and a loop of extent 0 binds nothing).
-  if (stage.type.num_elements() > 0) {
-    stages_.push_back(make_loop_nest(stage, stage.buffer, unique_block_name(stage.name)));
-  }
-  return stage.buffer;
-}
-
-std::string KernelBuilder::unique_block_name(const std::string& hint) {
-  std::string name = hint.empty() ? "stage" : hint;
-  for (int k = 1; block_names_.count(name); ++k) name = fmt::format("{}_{}", hint, k);
-  block_names_.insert(name);
-  return name;
-}
-
-loop::PrimFunc KernelBuilder::finish(const std::string& name) {
-  Stmt body = stages_.empty() ? loop::Evaluate::make(index(0)) : loop::Seq::make(stages_);
-  for (auto it = temporaries_.rbegin(); it != temporaries_.rend(); ++it) {
-    body = loop::Allocate::make(*it, body);
-  }
-  return loop::PrimFunc{name, params_, body};
 }
 
 }  // namespace minic

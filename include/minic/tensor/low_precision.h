@@ -17,7 +17,7 @@
 // ml_dtypes; the comments in low_precision.cpp give each rule.
 #pragma once
 
-#include "minic/ir/dtype.h"
+#include "minic/tensor/dtype.h"
 
 #include <cstdint>
 #include <optional>

@@ -6,7 +6,7 @@
 // graph's Cast kernel and the loop IR interpreter's Cast both use it, so they agree.
 #pragma once
 
-#include "minic/ir/dtype.h"
+#include "minic/tensor/dtype.h"
 
 #include <cmath>
 #include <limits>
