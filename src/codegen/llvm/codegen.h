@@ -57,6 +57,9 @@ class CodeGen {
                                      llvm::Value* b, const loop::Expr& divisor);
   llvm::Value* emit_select(const loop::Select* node);
   llvm::Value* emit_cast(const loop::Cast* node);
+  // A float value (scalar or vector) narrowed to the float type `type`, rounded to
+  // nearest even as Tensor::cast rounds.
+  llvm::Value* emit_float_narrow(llvm::Value* value, llvm::Type* type);
   // Where an access reads or writes: one pointer for a scalar or a run of consecutive
   // elements, or a vector of pointers (one a lane) for a gather or scatter.
   struct Address {

@@ -246,10 +246,10 @@ llvm::Value* CodeGen::emit_cast(const Cast* node) {
     // Between f16 and bf16 (both 16 bits) through f32, as Tensor::cast does.
     if (dtype_size(from) == 2 && dtype_size(to) == 2) {
       value = B.CreateFPExt(value, value_type({DType::f32, node->type.lanes}));
-      return B.CreateFPTrunc(value, type);
+      return emit_float_narrow(value, type);
     }
     return dtype_size(to) > dtype_size(from) ? B.CreateFPExt(value, type)
-                                             : B.CreateFPTrunc(value, type);
+                                             : emit_float_narrow(value, type);
   }
   if (is_float(from)) {
     if (dtype_size(from) == 2) {
@@ -262,6 +262,29 @@ llvm::Value* CodeGen::emit_cast(const Cast* node) {
     return is_signed_int(from) ? B.CreateSIToFP(value, type) : B.CreateUIToFP(value, type);
   }
   return B.CreateIntCast(value, type, is_signed_int(from));
+}
+
+llvm::Value* CodeGen::emit_float_narrow(llvm::Value* value, llvm::Type* type) {
+  auto& B = builder_;
+  if (!type->getScalarType()->isBFloatTy()) return B.CreateFPTrunc(value, type);
+  // To bfloat16 in integer arithmetic, as BFloat16(float) does (src/tensor/dtype.cpp): an
+  // fptrunc to bfloat would be a call to __truncsfbf2 on CPUs without AVX512-BF16, which
+  // neither the JIT nor a plain link finds. A double is rounded to float first, as there.
+  llvm::Type* f32 = value->getType()->getWithNewType(B.getFloatTy());
+  if (!value->getType()->getScalarType()->isFloatTy()) value = B.CreateFPTrunc(value, f32);
+  llvm::Type* i32 = f32->getWithNewType(B.getInt32Ty());
+  auto constant = [&](uint32_t v) { return llvm::ConstantInt::get(i32, v); };
+  llvm::Value* bits = B.CreateBitCast(value, i32);
+  llvm::Value* upper = B.CreateLShr(bits, constant(16));
+  // Round to nearest even: add 0x7fff, plus 1 when the kept part is odd.
+  llvm::Value* rounding = B.CreateAdd(constant(0x7fff), B.CreateAnd(upper, constant(1)));
+  llvm::Value* rounded = B.CreateLShr(B.CreateAdd(bits, rounding), constant(16));
+  // A NaN stays a quiet NaN.
+  llvm::Value* is_nan = B.CreateICmpUGT(B.CreateAnd(bits, constant(0x7fffffff)),
+                                        constant(0x7f800000));
+  llvm::Value* result = B.CreateSelect(is_nan, B.CreateOr(upper, constant(0x40)), rounded);
+  llvm::Type* i16 = f32->getWithNewType(B.getInt16Ty());
+  return B.CreateBitCast(B.CreateTrunc(result, i16), type);
 }
 
 namespace {

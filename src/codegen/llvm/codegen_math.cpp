@@ -116,7 +116,7 @@ llvm::Value* CodeGen::emit_call(const Call* node) {
   } else {
     error("the LLVM backend has no intrinsic '" + name + "'");
   }
-  return dtype == DType::f64 ? result : B.CreateFPTrunc(result, type);
+  return dtype == DType::f64 ? result : emit_float_narrow(result, type);
 }
 
 llvm::Value* CodeGen::emit_exp_f64(llvm::Value* x) {
