@@ -10,8 +10,9 @@
 //      signals (a test framework's handlers would print in the child), starts a thread
 //      pool of its own, runs the loop pipeline, compiles with LLVM, times the kernel (each
 //      call after evicting its arguments from the caches, unless told otherwise) and
-//      writes one report to the pipe: "ok T1 T2 ..." (microseconds per call) or
-//      "error MESSAGE" (the compiler refused the candidate), then _exit()s;
+//      writes one report to the pipe: "ok FLUSHED T1 T2 ..." (the bytes flushed before
+//      each call, then microseconds per call) or "error MESSAGE" (the compiler refused the
+//      candidate), then _exit()s;
 //   3. the parent reads the pipe with poll() until end of file or the time limit; past the
 //      limit it kills the child (SIGKILL). It always reaps the child (waitpid), so no
 //      zombie stays, and turns a death by signal into "crashed: signal 11 (SIGSEGV)".
@@ -104,16 +105,19 @@ size_t storage_bytes(const loop::BufferNode& buffer) {
 }
 
 // Evicts every cache line of `memory` from every level of the CPU's caches, and waits
-// until that is done: the next call of the kernel reads its arguments from memory. (On
-// CPUs other than x86-64 nothing is flushed.)
-void flush_from_caches(const std::vector<std::pair<const std::byte*, size_t>>& memory) {
+// until that is done: the next call of the kernel reads its arguments from memory.
+// Returns the bytes flushed (on CPUs other than x86-64 nothing is flushed: 0).
+int64_t flush_from_caches(const std::vector<std::pair<const std::byte*, size_t>>& memory) {
+  int64_t flushed = 0;
 #if defined(__x86_64__)
   constexpr size_t kCacheLine = 64;
   for (const auto& [data, bytes] : memory) {
     for (size_t offset = 0; offset < bytes; offset += kCacheLine) _mm_clflush(data + offset);
+    flushed += static_cast<int64_t>(bytes);
   }
   _mm_mfence();
 #endif
+  return flushed;
 }
 
 // Steps 1-3 of measure.h for one candidate; returns the report for the pipe.
@@ -136,9 +140,13 @@ std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions
     memory.emplace_back(arguments.back().get(), storage_bytes(*param));
   }
   // One call, timed on its own, after the caches were emptied of the arguments when
-  // flush_cache asks for it.
+  // flush_cache asks for it. `timed_calls` and `flushed_bytes` count every timed call
+  // and every byte flushed before one.
+  int64_t timed_calls = 0;
+  int64_t flushed_bytes = 0;
   auto timed_call = [&] {
-    if (options.flush_cache) flush_from_caches(memory);
+    if (options.flush_cache) flushed_bytes += flush_from_caches(memory);
+    ++timed_calls;
     auto start = Clock::now();
     kernel(pointers.data());
     return microseconds_since(start);
@@ -148,12 +156,12 @@ std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions
   // One call, timed, decides how many calls a run needs to last min_repeat_ms.
   double call_us = std::max(timed_call(), 1e-3);
   if (options.give_up_us > 0 && call_us > options.give_up_us) {
-    return fmt::format("ok {:.17g}", call_us);
+    return fmt::format("ok {} {:.17g}", flushed_bytes, call_us);
   }
   int64_t calls = std::max<int64_t>(
       1, static_cast<int64_t>(std::ceil(options.min_repeat_ms * 1000.0 / call_us)));
 
-  std::string report = "ok";
+  std::string times;
   for (int repeat = 0; repeat < options.repeats; ++repeat) {
     double total_us = 0;
     if (options.flush_cache) {
@@ -162,10 +170,11 @@ std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions
       auto start = Clock::now();
       for (int64_t call = 0; call < calls; ++call) kernel(pointers.data());
       total_us = microseconds_since(start);
+      timed_calls += calls;
     }
-    report += fmt::format(" {:.17g}", total_us / static_cast<double>(calls));
+    times += fmt::format(" {:.17g}", total_us / static_cast<double>(calls));
   }
-  return report;
+  return fmt::format("ok {}{}", flushed_bytes / timed_calls, times);
 }
 
 // Writes all of `text`, retrying short writes; false if the pipe is gone.
@@ -231,7 +240,7 @@ double median_of(std::vector<double> values) {
   return (values[middle - 1] + values[middle]) / 2;
 }
 
-// The child's report, read back: "ok T1 T2 ..." or "error MESSAGE".
+// The child's report, read back: "ok FLUSHED T1 T2 ..." or "error MESSAGE".
 MeasureResult parse_report(const std::string& report, int repeats) {
   MeasureResult result;
   if (report.starts_with("error ")) {
@@ -240,12 +249,13 @@ MeasureResult parse_report(const std::string& report, int repeats) {
   }
   std::istringstream words(report);
   std::string word;
-  words >> word;
+  words >> word >> result.flushed_bytes;
   for (double time_us; words >> time_us;) result.times_us.push_back(time_us);
   // One time only: the child gave up on a slow candidate (MeasureOptions::give_up_us).
   int count = static_cast<int>(result.times_us.size());
   if (word != "ok" || (count != repeats && count != 1)) {
     result.times_us.clear();
+    result.flushed_bytes = 0;
     result.error = "the measuring process sent no result";
     return result;
   }

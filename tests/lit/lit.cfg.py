@@ -3,6 +3,8 @@
 # Each test is a text file (.mgraph, .test) whose `RUN:` lines call minic and pipe its
 # output through FileCheck, e.g.
 #   // RUN: minic opt %s --passes=dce | FileCheck %s
+# A test that needs several files holds them all and cuts itself into them with LLVM's
+# split-file (beside FileCheck, so on PATH): schedule/*.test, see schedule/README.md.
 import os
 import shutil
 import lit.formats

@@ -173,10 +173,23 @@ TEST_CASE("local buffers live on the stack or, when large, on the heap", "[llvm]
   codegen::LlvmOptions heap;
   heap.max_stack_bytes = 16;  // T (64 bytes) goes to the heap
   for (bool block_buffer : {false, true}) {
+    INFO((block_buffer ? "a block's buffer" : "an Allocate"));
     PrimFunc func = reverse_rows(MemoryScope::local, block_buffer);
     std::vector<Tensor> args = random_arguments(func, rng);
     check_compiled(func, args);
     check_compiled(func, func, args, {1e-5, 1e-6}, heap);
+    // Where T is, in the IR before optimisation: an alloca of its 16 floats, or a 64-byte
+    // aligned_alloc freed after its last use.
+    codegen::LlvmOptions unoptimised;
+    unoptimised.opt_level = 0;
+    std::string stack_ir = codegen::emit_llvm_text(LoopModule{{func}}, unoptimised);
+    CHECK_THAT(stack_ir, Catch::Contains("alloca [16 x float]"));
+    CHECK_THAT(stack_ir, !Catch::Contains("aligned_alloc"));
+    unoptimised.max_stack_bytes = heap.max_stack_bytes;
+    std::string heap_ir = codegen::emit_llvm_text(LoopModule{{func}}, unoptimised);
+    CHECK_THAT(heap_ir, !Catch::Contains("alloca [16 x float]"));
+    CHECK_THAT(heap_ir, Catch::Contains("@aligned_alloc(i64 64, i64 64)"));
+    CHECK_THAT(heap_ir, Catch::Contains("call void @free("));
   }
 }
 

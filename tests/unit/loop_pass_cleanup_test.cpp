@@ -138,8 +138,14 @@ func @f(A: f32[8], B: f32[8]) {
     CHECK(print_func(shared).find("alloc P: f32[8] {") != std::string::npos);
     require_same_results(later, shared);
   }
-  SECTION("memory of a GPU thread block is not shared; a thread's local memory is") {
-    PrimFunc func = parse_func(R"(
+  SECTION("every kernel, after lower-blocks and flatten-buffers") {
+    check_after_lowering([](PrimFunc func) { return storage_rewrite(flatten_buffers(func)); });
+  }
+}
+
+TEST_CASE("storage-rewrite: a GPU thread block's memory is not shared; a thread's local memory is",
+          "[loop_pass]") {
+  PrimFunc func = parse_func(R"(
 func @f(A: f32[64], B: f32[64]) {
   for bx in 0..2 bind(blockIdx.x) {
     for tx in 0..32 bind(threadIdx.x) {
@@ -161,14 +167,10 @@ func @f(A: f32[64], B: f32[64]) {
   }
 }
 )");
-    PrimFunc result = storage_rewrite(func);
-    CHECK(census(result).stmts[StmtKind::Allocate] == 3);
-    CHECK(print_func(result).find("L2") == std::string::npos);
-    require_same_results(func, result);
-  }
-  SECTION("every kernel, after lower-blocks and flatten-buffers") {
-    check_after_lowering([](PrimFunc func) { return storage_rewrite(flatten_buffers(func)); });
-  }
+  PrimFunc result = storage_rewrite(func);
+  CHECK(census(result).stmts[StmtKind::Allocate] == 3);
+  CHECK(print_func(result).find("L2") == std::string::npos);
+  require_same_results(func, result);
 }
 
 TEST_CASE("the loop passes in registry order keep every kernel's results", "[loop_pass]") {

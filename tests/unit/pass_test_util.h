@@ -71,4 +71,27 @@ inline void check_pass_preserves_outputs(Graph& graph, const std::function<void(
   }
 }
 
+// A case for a pass: a graph, how many nodes the pass must leave, and how many nodes of
+// one op.
+struct PassCase {
+  std::string name;
+  std::string text;
+  int nodes_after;
+  std::string op;
+  int op_after;
+};
+
+// Runs `pass` on the case's graph: the outputs must stay (check_pass_preserves_outputs),
+// the node counts must be the case's, and a second run must find nothing more to do.
+inline void run_case(const PassCase& test, const std::function<void(Graph&)>& pass) {
+  INFO(test.name);
+  Graph graph = graph_from_text(test.text);
+  check_pass_preserves_outputs(graph, pass);
+  CHECK(static_cast<int>(graph.num_nodes()) == test.nodes_after);
+  CHECK(count_op(graph, test.op) == test.op_after);
+  std::string once = print_graph(graph);
+  pass(graph);
+  CHECK(print_graph(graph) == once);
+}
+
 }  // namespace minic::testing

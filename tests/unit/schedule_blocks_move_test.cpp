@@ -107,8 +107,7 @@ TEST_CASE("reverse_compute_at under the outer tile loop, in and inside the reduc
   }
 }
 
-TEST_CASE("cache_write and reverse_compute_at refuse what would change the result",
-          "[schedule_blocks]") {
+TEST_CASE("cache_write refuses what would change the result", "[schedule_blocks]") {
   PrimFunc gemm = parse_func(kernels::kGemmKernel);
   CHECK_THAT(error_of(gemm, [](PrimFunc& f) { cache_write(f, "C", 1, loop::MemoryScope::local); }),
              Contains("cache_write: block C has 1 write regions; there is no write 1"));
@@ -149,7 +148,9 @@ TEST_CASE("cache_write and reverse_compute_at refuse what would change the resul
   CHECK_THAT(error_of(scattered,
                       [](PrimFunc& f) { cache_write(f, "C", 0, loop::MemoryScope::local); }),
              Contains("not distinct spatial iteration variables"));
+}
 
+TEST_CASE("reverse_compute_at refuses what would change the result", "[schedule_blocks]") {
   PrimFunc tiled = parse_func(kernels::kTiledGemmKernel);
   std::string copy = cache_write(tiled, "C", 0, loop::MemoryScope::local);
   CHECK_THAT(error_of(tiled, [&](PrimFunc& f) { reverse_compute_at(f, "C", loop_of(f, copy, 0)); }),
@@ -328,8 +329,7 @@ TEST_CASE("compute_at moves an epilogue under the loop of its cache's copy-out",
   require_same_outputs(before, func);
 }
 
-TEST_CASE("cache_read and compute_at refuse what would change the result",
-          "[schedule_blocks]") {
+TEST_CASE("cache_read refuses what would change the result", "[schedule_blocks]") {
   PrimFunc gemm = parse_func(kernels::kGemmKernel);
   CHECK_THAT(error_of(gemm, [](PrimFunc& f) { cache_read(f, "C", 3, loop::MemoryScope::shared); }),
              Contains("cache_read: block C has 3 read regions; there is no read 3"));
@@ -350,7 +350,9 @@ TEST_CASE("cache_read and compute_at refuse what would change the result",
   CHECK_THAT(error_of(writer_inside,
                       [](PrimFunc& f) { cache_read(f, "C", 0, loop::MemoryScope::shared); }),
              Contains("cache_read: block W writes A inside the loops of block C"));
+}
 
+TEST_CASE("compute_at refuses a loop it cannot move the producer under", "[schedule_blocks]") {
   PrimFunc stencil = parse_func(kernels::kStencilKernel);
   CHECK_THAT(error_of(stencil, [](PrimFunc& f) { compute_at(f, "C", loop_of(f, "B", 0)); }),
              Contains("compute_at: loop i comes before block C; use reverse_compute_at"));
@@ -384,6 +386,10 @@ TEST_CASE("cache_read and compute_at refuse what would change the result",
   PrimFunc chain = parse_func(kernels::kElementwiseKernel);
   CHECK_THAT(error_of(chain, [](PrimFunc& f) { compute_at(f, "nothing", loop_of(f, "sub", 0)); }),
              Contains("compute_at: @chain has no block named 'nothing'"));
+}
+
+TEST_CASE("compute_at refuses a producer that others read, an output, or one whose input changes",
+          "[schedule_blocks]") {
   PrimFunc outside = parse_func(R"(func @f(A: f32[4], C: f32[4], D: f32[4]) {
   alloc B: f32[4] {
     for i in 0..4 {

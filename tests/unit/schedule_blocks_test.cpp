@@ -78,7 +78,8 @@ TEST_CASE("compute_inline inlines an elementwise chain into its last step",
   require_same_outputs(before, func);
 }
 
-TEST_CASE("compute_inline refuses what it cannot inline", "[schedule_blocks]") {
+TEST_CASE("compute_inline refuses a reduction, an output and a partial or scattered store",
+          "[schedule_blocks]") {
   PrimFunc matmul = parse_func(kernels::kMatmulReluKernel);
   CHECK_THAT(error_of(matmul, [](PrimFunc& f) { compute_inline(f, "T"); }),
              Contains("compute_inline: block T is a reduction"));
@@ -123,6 +124,10 @@ TEST_CASE("compute_inline refuses what it cannot inline", "[schedule_blocks]") {
 })");
   CHECK_THAT(error_of(partial, [](PrimFunc& f) { compute_inline(f, "B"); }),
              Contains("block B writes only part of B"));
+}
+
+TEST_CASE("compute_inline refuses a producer whose value is not its expression alone",
+          "[schedule_blocks]") {
   PrimFunc two_writers = parse_func(R"(func @f(A: f32[4], C: f32[4]) {
   alloc B: f32[4] {
     for i in 0..4 {

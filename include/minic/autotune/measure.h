@@ -47,6 +47,10 @@ struct MeasureResult {
   std::string error;             // why not ok: a compile error, a signal, a time-out
   std::vector<double> times_us;  // per call, one per repeat (one when given up on)
   double median_us = 0;
+  // The bytes evicted from the caches before each timed call, on average: the storage of
+  // every argument with flush_cache, 0 with warm caches (and on CPUs other than x86-64,
+  // where nothing is flushed).
+  int64_t flushed_bytes = 0;
 };
 
 // The target tuning records are made for: "llvm-cpu " and the host CPU's name. A record of
