@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds minic and runs its whole test suite through ctest: Catch2 unit tests, lit +
-# FileCheck golden tests, ONNX conformance (node tests and light models) and the example
-# models against ONNX Runtime.
+# FileCheck golden tests, ONNX conformance (node tests and light models), the example
+# models against ONNX Runtime, the tutorials and the docs check (tests/docs/).
 #
 #   scripts/test.sh              release build in build/, every test
 #   scripts/test.sh --sanitize   ASan + UBSan build in build-sanitize/, unit and

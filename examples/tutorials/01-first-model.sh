@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tutorial 1 (course modules 1 and 2): a model through minic's front half.
+# Tutorial 1 (course modules 1 and 2): a model through minic, interpreted and compiled.
 #
 # Run it from the repository root after building (scripts/demo.sh builds minic):
 #   examples/tutorials/01-first-model.sh [path/to/minic]
@@ -21,15 +21,19 @@ step "$minic" inspect examples/models/mlp.onnx
 #    every value typed, weights as named blobs at the end (elided here for reading).
 step "$minic" opt examples/models/mlp.onnx --passes=none --elide-constants
 
-# 3. Run it on random inputs with the reference interpreter, the oracle every later
-#    optimisation is checked against. The seed makes the inputs repeatable.
-step "$minic" run examples/models/mlp.onnx --fill random --seed 7 --output-dir "$work"
+# 3. Run it on random inputs with the reference interpreter (`--backend interp`), the
+#    oracle every later optimisation is checked against. The seed makes the inputs
+#    repeatable; the outputs are written as numpy files.
+step "$minic" run examples/models/mlp.onnx --backend interp --fill random --seed 7 \
+    --output-dir "$work"
 
-# 4. Outputs are numpy files. Run the same inputs again and compare: identical.
+# 4. The same inputs through the compiler: without `--backend`, `minic run` compiles the
+#    model with LLVM (graph passes, lowering, schedules, machine code) and runs that.
+#    `--compare` checks its outputs against the interpreter's (rtol 1e-3, atol 1e-5).
 step "$minic" run examples/models/mlp.onnx --fill random --seed 7 --compare "$work"
 
 # 5. One of ONNX's own backend tests: a Conv with expected output. `--compare` checks it
-#    (rtol 1e-3, atol 1e-5) and exits with status 1 on a mismatch.
+#    and exits with status 1 on a mismatch.
 case_dir=../shared/onnx/node/test_conv_with_strides_padding
 if [ -d "$case_dir" ]; then
   step "$minic" run "$case_dir/model.onnx" --input "$case_dir/test_data_set_0/input_0.pb" \

@@ -24,7 +24,7 @@ using GraphPassFn = std::function<void(Graph&)>;
 
 struct PassInfo {
   std::string name;
-  std::string summary;  // one line, shown by `minic opt --help-passes`
+  std::string summary;  // one line, shown by `minic opt --list-passes`
   GraphPassFn run;
 };
 
