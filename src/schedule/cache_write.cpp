@@ -104,13 +104,14 @@ std::string cache_write(PrimFunc& func, const std::string& block_name, int write
     fail("{}: block {} stores to {} at indices that are not distinct spatial iteration "
          "variables", kPrimitive, block_name, buffer->name);
   }
-  std::vector<std::vector<Expr>> loads = load_indices(block.body, buffer.get());
+  std::vector<loop::Access> loads =
+      loop::accesses_of(loop::collect_accesses(block.body), buffer.get(), loop::AccessKind::load);
   if (!loads.empty() && !block.init) {
     fail("{}: block {} reads {} without an init: it would read the cache before writing it",
          kPrimitive, block_name, buffer->name);
   }
-  for (const std::vector<Expr>& load : loads) {
-    if (!same_indices(load, indices)) {
+  for (const loop::Access& load : loads) {
+    if (!same_indices(load.indices, indices)) {
       fail("{}: block {} reads {} at other indices than it writes", kPrimitive, block_name,
            buffer->name);
     }

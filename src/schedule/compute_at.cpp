@@ -131,7 +131,7 @@ void compute_at(PrimFunc& func, const std::string& block_name, const Expr& loop_
   }
 
   LoopScope fixed = scope_of_path(loop_stmts, kPrimitive);
-  std::optional<Region> region = accessed_region(loop.body, buffer.get(), Access::load, fixed,
+  std::optional<Region> region = accessed_region(loop.body, buffer.get(), AccessKind::load, fixed,
                                                  kPrimitive);
   if (!region) {
     fail("{}: no block under loop {} reads {}, the output of block {}", kPrimitive, loop_text,

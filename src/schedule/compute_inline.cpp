@@ -43,6 +43,7 @@
 #include "block_edit.h"
 #include "loop_tree.h"
 
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
@@ -55,25 +56,6 @@ using loop::BufferRegion;
 
 constexpr const char* kPrimitive = "compute_inline";
 
-// Point regions of the loads in `expr`: A[i, j] reads A[i:+1, j:+1].
-void add_load_regions(const Expr& expr, std::vector<BufferRegion>& regions) {
-  class LoadRegions : public loop::IRVisitor {
-   public:
-    std::vector<BufferRegion>* regions = nullptr;
-    void visit_Load(const loop::Load* node) override {
-      BufferRegion region{node->buffer, {}};
-      for (const Expr& index : node->indices) {
-        region.region.push_back({index, loop::IntImm::make(1)});
-      }
-      regions->push_back(std::move(region));
-      IRVisitor::visit_Load(node);
-    }
-  };
-  LoadRegions visitor;
-  visitor.regions = &regions;
-  visitor.visit(expr);
-}
-
 bool same_region(const BufferRegion& a, const BufferRegion& b) {
   if (a.buffer != b.buffer) return false;
   for (size_t d = 0; d < a.region.size(); ++d) {
@@ -83,14 +65,6 @@ bool same_region(const BufferRegion& a, const BufferRegion& b) {
     }
   }
   return true;
-}
-
-BufferRegion whole_buffer(const loop::Buffer& buffer) {
-  BufferRegion region{buffer, {}};
-  for (int64_t dim : buffer->shape) {
-    region.region.push_back({loop::IntImm::make(0), loop::IntImm::make(dim)});
-  }
-  return region;
 }
 
 // Replaces loads of the producer's buffer by its expression, and consumer regions of it by
@@ -142,7 +116,9 @@ class Inliner : public loop::IRMutator {
   // What the consumer reads instead of `region` of the producer's buffer.
   std::vector<BufferRegion> inlined_reads(const BufferRegion& region) const {
     std::vector<BufferRegion> loads;
-    add_load_regions(store_.value, loads);
+    for (const loop::Access& load : loop::collect_accesses(store_.value)) {
+      loads.push_back(loop::point_region(load.buffer, load.indices));
+    }
     std::vector<Expr> points;
     for (const loop::Range& range : region.region) {
       std::optional<int64_t> extent = loop::as_const_int(range.extent);
@@ -152,7 +128,7 @@ class Inliner : public loop::IRMutator {
     std::vector<BufferRegion> result;
     for (BufferRegion& load : loads) {
       if (!exact) {
-        result.push_back(whole_buffer(load.buffer));
+        result.push_back(loop::whole_region(load.buffer));
         continue;
       }
       for (loop::Range& range : load.region) {

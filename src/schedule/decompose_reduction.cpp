@@ -31,14 +31,15 @@
 //   2. copy the loops from `loop` down that feed spatial variables (new loop variables,
 //      same ranges and kinds); loops that feed only reduction variables are left out;
 //   3. make the block `<name>_init`: the spatial iteration variables (new ones, bound as
-//      before through the copied loops), the init as its body, its stores and loads as
-//      its regions; put its nest just before `loop`;
+//      before through the copied loops), the init as its body, the regions of its loads
+//      and stores (loop::declared_regions); put its nest just before `loop`;
 //   4. remove the init from the block.
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"
 #include "loop_tree.h"
 
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
@@ -51,54 +52,6 @@ namespace {
 using loop::BufferRegion;
 
 constexpr const char* kPrimitive = "decompose_reduction";
-
-// Point regions of the loads (reads) and stores (writes) of a statement whose indices use
-// only `vars`; the whole buffer where an index uses anything else.
-class AccessRegions : public loop::IRVisitor {
- public:
-  explicit AccessRegions(const std::unordered_set<const loop::Var*>& vars) : vars_(vars) {}
-  std::vector<BufferRegion> reads;
-  std::vector<BufferRegion> writes;
-
-  void visit_Load(const loop::Load* node) override {
-    add(reads, node->buffer, node->indices);
-    IRVisitor::visit_Load(node);
-  }
-  void visit_Store(const loop::Store* node) override {
-    add(writes, node->buffer, node->indices);
-    IRVisitor::visit_Store(node);
-  }
-
- private:
-  void add(std::vector<BufferRegion>& regions, const loop::Buffer& buffer,
-           const std::vector<Expr>& indices) {
-    BufferRegion region{buffer, {}};
-    bool points = true;
-    for (const Expr& index : indices) {
-      points = points && !loop::uses_any_var(index, [this](const loop::Var* var) {
-        return vars_.count(var) == 0;
-      });
-    }
-    for (size_t d = 0; d < indices.size(); ++d) {
-      if (points) {
-        region.region.push_back({indices[d], loop::IntImm::make(1)});
-      } else {
-        region.region.push_back({loop::IntImm::make(0), loop::IntImm::make(buffer->shape[d])});
-      }
-    }
-    for (const BufferRegion& existing : regions) {
-      bool same = existing.buffer == buffer;
-      for (size_t d = 0; same && d < indices.size(); ++d) {
-        same = same_expr(existing.region[d].min, region.region[d].min) &&
-               same_expr(existing.region[d].extent, region.region[d].extent);
-      }
-      if (same) return;
-    }
-    regions.push_back(std::move(region));
-  }
-
-  const std::unordered_set<const loop::Var*>& vars_;
-};
 
 }  // namespace
 
@@ -151,12 +104,12 @@ std::string decompose_reduction(PrimFunc& func, const std::string& block_name,
   loop::Block::Parts init;
   init.name = unique_block_name(func, block_name + "_init");
   loop::VarMap iter_map;
-  std::unordered_set<const loop::Var*> init_vars;
+  loop::VarBounds init_bounds;
   for (const loop::IterVar& iter : block.iter_vars) {
     if (iter.kind != loop::IterKind::spatial) continue;
     Expr var = loop::Var::make(iter.var.as<loop::Var>()->name);
     iter_map[iter.var.as<loop::Var>()] = var;
-    init_vars.insert(var.as<loop::Var>());
+    init_bounds[var.as<loop::Var>()] = {0, iter.extent - 1};
     Expr binding = loop::substitute(iter.binding, renamed);
     init.iter_vars.push_back({var, iter.extent, iter.kind, binding});
   }
@@ -173,10 +126,9 @@ std::string decompose_reduction(PrimFunc& func, const std::string& block_name,
     }
   }
   init.body = loop::substitute(block.init, iter_map);
-  AccessRegions regions(init_vars);
-  regions.visit(init.body);
-  init.reads = regions.reads;
-  init.writes = regions.writes;
+  loop::DeclaredRegions regions = loop::declared_regions(init.body, init_bounds);
+  init.reads = std::move(regions.reads);
+  init.writes = std::move(regions.writes);
   Stmt nest = loop::Block::make(std::move(init));
   std::string init_name = nest.as<loop::Block>()->name;
   for (size_t i = copied.size(); i-- > 0;) {

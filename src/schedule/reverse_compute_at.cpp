@@ -28,7 +28,7 @@
 //   - nothing in the statement that holds `loop`, or between it and the consumer, writes
 //     another buffer the consumer reads or touches what the consumer writes;
 //   - the regions written in all the iterations of `loop` together cover the consumer's
-//     whole domain (proven by enumeration, region.h's covers), so every element is still
+//     whole domain (proven by enumeration, loop::covers), so every element is still
 //     computed.
 // Why that is enough: each element the consumer computes is computed again in the
 // iteration that last writes its inputs (the written region of an iteration always
@@ -60,8 +60,9 @@ constexpr const char* kPrimitive = "reverse_compute_at";
 std::vector<std::vector<size_t>> load_positions(const loop::Block& block,
                                                 const BufferNode* buffer) {
   std::vector<std::vector<size_t>> result;
-  for (const std::vector<Expr>& indices : load_indices(block.body, buffer)) {
-    std::optional<std::vector<size_t>> positions = iter_var_positions(block, indices);
+  for (const loop::Access& load :
+       loop::accesses_of(loop::collect_accesses(block.body), buffer, AccessKind::load)) {
+    std::optional<std::vector<size_t>> positions = iter_var_positions(block, load.indices);
     if (!positions) {
       fail("{}: block {} reads {} at indices that are not its iteration variables",
            kPrimitive, block.name, buffer->name);
@@ -145,7 +146,7 @@ void reverse_compute_at(PrimFunc& func, const std::string& block_name, const Exp
   const BufferNode* buffer = produced;
 
   LoopScope fixed = scope_of_path(loop_stmts, kPrimitive);
-  std::optional<Region> region = accessed_region(loop.body, buffer, Access::store, fixed,
+  std::optional<Region> region = accessed_region(loop.body, buffer, AccessKind::store, fixed,
                                                  kPrimitive);
   if (!region) {
     fail("{}: nothing under loop {} stores to {}", kPrimitive, loop_text, buffer->name);

@@ -44,6 +44,7 @@
 #include "block_edit.h"
 #include "loop_tree.h"
 
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
@@ -151,16 +152,17 @@ void reverse_compute_inline(PrimFunc& func, const std::string& block_name) {
     fail("{}: {} is a parameter of @{}; the function's outputs stay", kPrimitive, buffer->name,
          func.name);
   }
-  std::vector<std::vector<Expr>> loads = load_indices(consumer_store->value, buffer);
+  std::vector<loop::Access> loads = loop::accesses_of(
+      loop::collect_accesses(consumer_store->value), buffer, loop::AccessKind::load);
   std::optional<std::vector<size_t>> positions =
-      loads.empty() ? std::nullopt : iter_var_positions(consumer, loads[0]);
+      loads.empty() ? std::nullopt : iter_var_positions(consumer, loads[0].indices);
   bool bijection = positions && positions->size() == consumer.iter_vars.size();
   for (size_t d = 0; bijection && d < positions->size(); ++d) {
     bijection = consumer.iter_vars[(*positions)[d]].extent == buffer->shape[d];
   }
-  for (const std::vector<Expr>& load : loads) {
-    for (size_t d = 0; bijection && d < load.size(); ++d) {
-      bijection = same_expr(load[d], loads[0][d]);
+  for (const loop::Access& load : loads) {
+    for (size_t d = 0; bijection && d < load.indices.size(); ++d) {
+      bijection = same_expr(load.indices[d], loads[0].indices[d]);
     }
   }
   if (!bijection || consumer_use.writes.size() != 1) {
