@@ -1,4 +1,4 @@
-// Loop nests of one block, statement insertion, allocations, names.
+// Loop nests of one block, moving a nest, statement insertion, allocations, names.
 // Course module 4.
 #include "block_edit.h"
 
@@ -140,6 +140,16 @@ NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
   }
   move.siblings = *siblings;
   return move;
+}
+
+Stmt move_nest_into_loop(const loop::PrimFunc& func, const NestMove& move, const Stmt& nest,
+                         bool at_start) {
+  const For& loop = *move.loop_path.back().as<For>();
+  Stmt loop_body = at_start ? prepend_stmt(loop.body, nest) : append_stmt(loop.body, nest);
+  Stmt new_loop = For::make(loop.var, loop.min, loop.extent, loop.for_kind, loop_body,
+                            loop.thread_axis, loop.annotations);
+  Stmt body = replace_stmt(func.body, move.path[move.root], Stmt());
+  return replace_stmt(body, move.loop_path.back(), new_loop);
 }
 
 size_t nest_root_index(const std::vector<Stmt>& path) {

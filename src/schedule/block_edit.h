@@ -1,8 +1,9 @@
 // What the block and memory primitives (cache_read, cache_write, compute_at,
 // reverse_compute_at, compute_inline, reverse_compute_inline, decompose_reduction,
-// storage_align) share besides regions (region.h): which blocks read and write a buffer
-// (the access analysis), the loop nest that holds one block alone, moving statements in a
-// sequence, replacing a buffer, fresh names. Private to src/schedule.
+// storage_align) share besides regions (region.h) and preconditions (preconditions.h):
+// which blocks read and write a buffer (the access analysis), the loop nest that holds
+// one block alone, moving a nest or a statement, replacing a buffer, fresh names. Private
+// to src/schedule.
 //
 // Course module 4. These primitives move a block, or a copy of one, from one place in the
 // loop nest to another. Their legality questions are all about buffers: "does anything
@@ -62,6 +63,12 @@ struct NestMove {
 // and the loop are not siblings in one sequence.
 NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
                           const loop::Expr& loop, const char* primitive);
+
+// The function's body with the nest of `move` removed and `nest` put first (at_start) or
+// last in the body of the loop of `move`: the last step of compute_at and
+// reverse_compute_at.
+Stmt move_nest_into_loop(const loop::PrimFunc& func, const NestMove& move, const Stmt& nest,
+                         bool at_start);
 
 // True if `buffer` is a parameter of `func`.
 bool is_param(const loop::PrimFunc& func, const BufferNode* buffer);

@@ -41,6 +41,7 @@
 
 #include "block_edit.h"
 #include "loop_tree.h"
+#include "preconditions.h"
 
 #include "minic/support/error.h"
 
@@ -116,12 +117,7 @@ std::string cache_write(PrimFunc& func, const std::string& block_name, int write
            buffer->name);
     }
   }
-  for (const Expr& condition : conjuncts(block.predicate)) {
-    if (!is_domain_guard(block, condition)) {
-      fail("{}: block {} has a predicate that is more than a guard of its domain", kPrimitive,
-           block_name);
-    }
-  }
+  require(kPrimitive, guards_only_its_domain(block));
   size_t anchor = 0;
   while (anchor + 1 < path.size() && !path[anchor].as<loop::For>()) ++anchor;
   for (const loop::Block* other : collect_blocks(path[anchor])) {
