@@ -12,10 +12,14 @@ namespace {
 
 // Walks a statement once, recording every load and store with the block and loops around
 // it. With bindings asked for, each block's iteration variables map to their bindings
-// (themselves written in loop variables) while its init and body are walked.
+// (themselves written in loop variables) while its init and body are walked. Given a
+// BufferUse, it only names the buffers there (with the blocks' declared regions), which is
+// all buffer_use needs; given a block too, only that block's own.
 class AccessCollector : public IRVisitor {
  public:
-  explicit AccessCollector(const AccessOptions& options) : options_(options) {}
+  explicit AccessCollector(const AccessOptions& options, BufferUse* use = nullptr,
+                           const Block* only = nullptr)
+      : options_(options), use_(use), only_(only) {}
 
   std::vector<Access> accesses;
 
@@ -35,6 +39,7 @@ class AccessCollector : public IRVisitor {
     }
     const Block* outer_block = block_;
     block_ = node;
+    if (use_ && (!only_ || node == only_)) add_declared(*node);
     for (const auto* regions : {&node->reads, &node->writes}) {
       for (const BufferRegion& region : *regions) {
         for (const Range& range : region.region) {
@@ -63,13 +68,28 @@ class AccessCollector : public IRVisitor {
  private:
   Expr written(const Expr& expr) const { return substitute(expr, bindings_); }
 
+  // The declared regions of a block go into its use: a stale region never hides an
+  // access, and a region whose accesses were removed still counts.
+  void add_declared(const Block& block) {
+    for (const BufferRegion& region : block.reads) use_->reads.insert(region.buffer.get());
+    for (const BufferRegion& region : block.writes) use_->writes.insert(region.buffer.get());
+  }
+
   void record(const Buffer& buffer, AccessKind kind, const std::vector<Expr>& indices) {
+    if (use_) {
+      if (!only_ || block_ == only_) {
+        (kind == AccessKind::load ? use_->reads : use_->writes).insert(buffer.get());
+      }
+      return;
+    }
     Access access{buffer, kind, {}, block_, loops_};
     for (const Expr& index : indices) access.indices.push_back(written(index));
     accesses.push_back(std::move(access));
   }
 
   const AccessOptions& options_;
+  BufferUse* use_;
+  const Block* only_;
   VarMap bindings_;  // iteration variable -> its binding in loop variables
   const Block* block_ = nullptr;
   std::vector<LoopAround> loops_;
@@ -85,30 +105,6 @@ class AllocationCollector : public IRVisitor {
   }
   void visit_Block(const Block* node) override {
     for (const Buffer& buffer : node->alloc_buffers) buffers.insert(buffer.get());
-    IRVisitor::visit_Block(node);
-  }
-};
-
-// The declared regions of a block go into its use: a stale region never hides an access,
-// and a region whose accesses were removed still counts.
-void add_declared(const Block& block, BufferUse& use) {
-  for (const BufferRegion& region : block.reads) use.reads.insert(region.buffer.get());
-  for (const BufferRegion& region : block.writes) use.writes.insert(region.buffer.get());
-}
-
-void add_accesses(const std::vector<Access>& accesses, BufferUse& use) {
-  for (const Access& access : accesses) {
-    auto& set = access.kind == AccessKind::load ? use.reads : use.writes;
-    set.insert(access.buffer.get());
-  }
-}
-
-// Every block of a statement, for their declared regions.
-class BlockRegionCollector : public IRVisitor {
- public:
-  BufferUse* use = nullptr;
-  void visit_Block(const Block* node) override {
-    add_declared(*node, *use);
     IRVisitor::visit_Block(node);
   }
 };
@@ -169,21 +165,17 @@ std::vector<Access> accesses_of(const std::vector<Access>& accesses, const Buffe
 
 BufferUse buffer_use(const Stmt& stmt) {
   BufferUse use;
-  add_accesses(collect_accesses(stmt), use);
-  BlockRegionCollector blocks;
-  blocks.use = &use;
-  blocks.visit(stmt);
+  AccessOptions options;
+  AccessCollector collector(options, &use);
+  collector.visit(stmt);
   return use;
 }
 
 BufferUse block_buffer_use(const Block& block) {
   BufferUse use;
-  std::vector<Access> own;
-  for (Access& access : collect_accesses(block)) {
-    if (access.block == &block) own.push_back(std::move(access));
-  }
-  add_accesses(own, use);
-  add_declared(block, use);
+  AccessOptions options;
+  AccessCollector collector(options, &use, &block);
+  collector.visit_Block(&block);
   return use;
 }
 
