@@ -9,7 +9,8 @@
 //      each bound to its loop; the stage's value, written in v0, v1, r0, is its body;
 //   3. a reduction stores the reducer's identity in `init` and combines in the body;
 //   4. regions: per buffer and dimension, the one index every access uses when it is
-//      provably inside the buffer, else the whole dimension.
+//      provably inside the buffer, else the whole dimension (loop::declared_regions, the
+//      access analysis of include/minic/ir/loop/access.h).
 //
 //   for i0 in 0..4 {
 //     for i1 in 0..8 {
@@ -22,56 +23,13 @@
 //   ...
 #include "compute_stage.h"
 
-#include "minic/ir/loop/analysis.h"
-#include "minic/ir/loop/printer.h"
-#include "minic/ir/loop/visitor.h"
-
-#include <map>
+#include "minic/ir/loop/access.h"
 
 namespace minic {
 
 using loop::Buffer;
 using loop::Expr;
 using loop::Stmt;
-
-namespace {
-
-// Every load of a block's body, grouped by buffer in the order first seen.
-class LoadCollector : public loop::IRVisitor {
- public:
-  std::vector<Buffer> order;
-  std::map<const loop::BufferNode*, std::vector<const loop::Load*>> loads;
-
-  void visit_Load(const loop::Load* node) override {
-    auto [it, inserted] = loads.try_emplace(node->buffer.get());
-    if (inserted) order.push_back(node->buffer);
-    it->second.push_back(node);
-    loop::IRVisitor::visit_Load(node);
-  }
-};
-
-// The region covering `accesses` (index lists) of `buffer` (step 4).
-loop::BufferRegion cover(const Buffer& buffer,
-                         const std::vector<const std::vector<Expr>*>& accesses,
-                         const loop::VarBounds& bounds) {
-  loop::BufferRegion region{buffer, {}};
-  for (size_t d = 0; d < buffer->shape.size(); ++d) {
-    const Expr& first = (*accesses.front())[d];
-    bool same = true;
-    std::string text = loop::print_expr(first);
-    for (const auto* access : accesses) same = same && loop::print_expr((*access)[d]) == text;
-    loop::IntBound bound = loop::bound_of(first, bounds);
-    bool inside = bound.min >= 0 && bound.max < buffer->shape[d];
-    if (same && inside) {
-      region.region.push_back({first, index(1)});
-    } else {
-      region.region.push_back({index(0), index(buffer->shape[d])});
-    }
-  }
-  return region;
-}
-
-}  // namespace
 
 Expr reducer_combine(Reducer reducer, Expr accumulated, Expr value) {
   switch (reducer) {
@@ -115,21 +73,13 @@ Stmt make_loop_nest(const StageNode& stage, const Buffer& output, const std::str
     body = loop::Store::make(output, stage.axes, stage.value);
   }
 
-  // Step 4: the regions.
-  LoadCollector collector;
-  collector.visit(body);
-  std::vector<loop::BufferRegion> reads;
-  for (const Buffer& buffer : collector.order) {
-    std::vector<const std::vector<Expr>*> accesses;
-    for (const loop::Load* load : collector.loads[buffer.get()]) accesses.push_back(&load->indices);
-    reads.push_back(cover(buffer, accesses, bounds));
-  }
-  std::vector<loop::BufferRegion> writes = {cover(output, {&stage.axes}, bounds)};
+  // Step 4: the regions (loop::declared_regions).
+  loop::DeclaredRegions regions = loop::declared_regions(body, bounds);
 
   Stmt nest = loop::Block::make({.name = block_name,
                                  .iter_vars = std::move(iter_vars),
-                                 .reads = std::move(reads),
-                                 .writes = std::move(writes),
+                                 .reads = std::move(regions.reads),
+                                 .writes = std::move(regions.writes),
                                  .init = init,
                                  .body = body});
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {

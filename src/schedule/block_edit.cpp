@@ -1,4 +1,4 @@
-// Buffer uses, loop nests of one block, statement insertion, buffer replacement, names.
+// Loop nests of one block, moving a nest, statement insertion, allocations, names.
 // Course module 4.
 #include "block_edit.h"
 
@@ -16,38 +16,6 @@ namespace {
 using loop::Block;
 using loop::Expr;
 using loop::For;
-
-class UseCollector : public loop::IRVisitor {
- public:
-  BufferUse use;
-
-  void visit_Load(const loop::Load* node) override {
-    use.reads.insert(node->buffer.get());
-    IRVisitor::visit_Load(node);
-  }
-  void visit_Store(const loop::Store* node) override {
-    use.writes.insert(node->buffer.get());
-    IRVisitor::visit_Store(node);
-  }
-  void visit_Block(const Block* node) override {
-    for (const loop::BufferRegion& region : node->reads) use.reads.insert(region.buffer.get());
-    for (const loop::BufferRegion& region : node->writes) use.writes.insert(region.buffer.get());
-    IRVisitor::visit_Block(node);
-  }
-};
-
-// Loads and stores of one block, not descending into blocks nested in it.
-class OwnUseCollector : public UseCollector {
- public:
-  void visit_Block(const Block* node) override {
-    if (inside_) return;
-    inside_ = true;
-    UseCollector::visit_Block(node);
-  }
-
- private:
-  bool inside_ = false;
-};
 
 class AllocationRemover : public loop::IRMutator {
  public:
@@ -123,18 +91,6 @@ std::vector<Stmt> seq_items(const Stmt& stmt) {
 
 }  // namespace
 
-BufferUse buffer_use(const Stmt& stmt) {
-  UseCollector collector;
-  collector.visit(stmt);
-  return collector.use;
-}
-
-BufferUse block_buffer_use(const Block& block) {
-  OwnUseCollector collector;
-  collector.visit_Block(&block);
-  return collector.use;
-}
-
 std::vector<std::vector<Stmt>> all_block_paths(const Stmt& root) {
   std::vector<std::vector<Stmt>> paths;
   for (const Block* block : collect_blocks(root)) paths.push_back(path_to_block(root, block->name));
@@ -166,36 +122,6 @@ bool is_param(const loop::PrimFunc& func, const BufferNode* buffer) {
                      [buffer](const Buffer& param) { return param.get() == buffer; });
 }
 
-namespace {
-
-class LoadFinder : public loop::IRVisitor {
- public:
-  explicit LoadFinder(const BufferNode* buffer) : buffer_(buffer) {}
-  std::vector<std::vector<loop::Expr>> loads;
-  void visit_Load(const loop::Load* node) override {
-    if (node->buffer.get() == buffer_) loads.push_back(node->indices);
-    IRVisitor::visit_Load(node);
-  }
-
- private:
-  const BufferNode* buffer_;
-};
-
-}  // namespace
-
-std::vector<std::vector<loop::Expr>> load_indices(const Stmt& stmt, const BufferNode* buffer) {
-  LoadFinder finder(buffer);
-  finder.visit(stmt);
-  return finder.loads;
-}
-
-std::vector<std::vector<loop::Expr>> load_indices(const loop::Expr& expr,
-                                                  const BufferNode* buffer) {
-  LoadFinder finder(buffer);
-  finder.visit(expr);
-  return finder.loads;
-}
-
 NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
                           const loop::Expr& loop, const char* primitive) {
   NestMove move;
@@ -214,6 +140,16 @@ NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
   }
   move.siblings = *siblings;
   return move;
+}
+
+Stmt move_nest_into_loop(const loop::PrimFunc& func, const NestMove& move, const Stmt& nest,
+                         bool at_start) {
+  const For& loop = *move.loop_path.back().as<For>();
+  Stmt loop_body = at_start ? prepend_stmt(loop.body, nest) : append_stmt(loop.body, nest);
+  Stmt new_loop = For::make(loop.var, loop.min, loop.extent, loop.for_kind, loop_body,
+                            loop.thread_axis, loop.annotations);
+  Stmt body = replace_stmt(func.body, move.path[move.root], Stmt());
+  return replace_stmt(body, move.loop_path.back(), new_loop);
 }
 
 size_t nest_root_index(const std::vector<Stmt>& path) {
@@ -321,32 +257,6 @@ StoreList stores_of(const Stmt& stmt) {
   StoreFinder finder;
   finder.visit(stmt);
   return finder.list;
-}
-
-bool same_expr(const Expr& a, const Expr& b) {
-  if (a.same_as(b)) return true;
-  if (!a || !b || a.kind() != b.kind() || !(a.type() == b.type())) return false;
-  if (const auto* imm = a.as<loop::IntImm>()) return imm->value == b.as<loop::IntImm>()->value;
-  switch (a.kind()) {
-#define MINIC_SAME_BINARY(Node)                                          \
-  case loop::ExprKind::Node: {                                           \
-    const auto* x = a.as<loop::Node>();                                  \
-    const auto* y = b.as<loop::Node>();                                  \
-    return same_expr(x->a, y->a) && same_expr(x->b, y->b);               \
-  }
-    MINIC_SAME_BINARY(Add)
-    MINIC_SAME_BINARY(Sub)
-    MINIC_SAME_BINARY(Mul)
-    MINIC_SAME_BINARY(FloorDiv)
-    MINIC_SAME_BINARY(FloorMod)
-    MINIC_SAME_BINARY(Div)
-    MINIC_SAME_BINARY(Mod)
-    MINIC_SAME_BINARY(Min)
-    MINIC_SAME_BINARY(Max)
-#undef MINIC_SAME_BINARY
-    default:
-      return false;
-  }
 }
 
 Stmt copy_nest(const std::string& name, const Buffer& from, const Buffer& to,

@@ -1,8 +1,9 @@
 // What the block and memory primitives (cache_read, cache_write, compute_at,
 // reverse_compute_at, compute_inline, reverse_compute_inline, decompose_reduction,
-// storage_align) share besides region analysis (region.h): which blocks read and write a
-// buffer, the loop nest that holds one block alone, moving statements in a sequence,
-// replacing a buffer, fresh names. Private to src/schedule.
+// storage_align) share besides regions (region.h) and preconditions (preconditions.h):
+// which blocks read and write a buffer (the access analysis), the loop nest that holds
+// one block alone, moving a nest or a statement, replacing a buffer, fresh names. Private
+// to src/schedule.
 //
 // Course module 4. These primitives move a block, or a copy of one, from one place in the
 // loop nest to another. Their legality questions are all about buffers: "does anything
@@ -11,6 +12,7 @@
 // regions, so a stale region never makes a primitive produce wrong code.
 #pragma once
 
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/stmt.h"
 
@@ -25,22 +27,11 @@ using loop::Buffer;
 using loop::BufferNode;
 using loop::Stmt;
 
-// The buffers a statement loads from (reads) and stores to (writes), with the buffers of
-// the regions its blocks declare.
-struct BufferUse {
-  std::set<const BufferNode*> reads;
-  std::set<const BufferNode*> writes;
-  bool reads_buffer(const BufferNode* buffer) const { return reads.count(buffer) > 0; }
-  bool writes_buffer(const BufferNode* buffer) const { return writes.count(buffer) > 0; }
-  bool touches(const BufferNode* buffer) const {
-    return reads_buffer(buffer) || writes_buffer(buffer);
-  }
-};
-BufferUse buffer_use(const Stmt& stmt);
-
-// The same for one block alone: its own loads and stores (not those of blocks nested in
-// it) and its declared regions.
-BufferUse block_buffer_use(const loop::Block& block);
+// Which buffers a statement or one block reads and writes: the loop IR's access
+// analysis (include/minic/ir/loop/access.h).
+using loop::block_buffer_use;
+using loop::buffer_use;
+using loop::BufferUse;
 
 // The path (from `root`) to every block, in program order.
 std::vector<std::vector<Stmt>> all_block_paths(const Stmt& root);
@@ -73,10 +64,11 @@ struct NestMove {
 NestMove locate_nest_move(const loop::PrimFunc& func, const std::string& block,
                           const loop::Expr& loop, const char* primitive);
 
-// The indices of every load of `buffer` in `stmt` (or `expr`), in program order.
-std::vector<std::vector<loop::Expr>> load_indices(const Stmt& stmt, const BufferNode* buffer);
-std::vector<std::vector<loop::Expr>> load_indices(const loop::Expr& expr,
-                                                  const BufferNode* buffer);
+// The function's body with the nest of `move` removed and `nest` put first (at_start) or
+// last in the body of the loop of `move`: the last step of compute_at and
+// reverse_compute_at.
+Stmt move_nest_into_loop(const loop::PrimFunc& func, const NestMove& move, const Stmt& nest,
+                         bool at_start);
 
 // True if `buffer` is a parameter of `func`.
 bool is_param(const loop::PrimFunc& func, const BufferNode* buffer);
@@ -133,9 +125,8 @@ struct StoreList {
 };
 StoreList stores_of(const Stmt& stmt);
 
-// Structural equality of index expressions: the same variables (by node), integer
-// constants and arithmetic operators. Other kinds compare by identity.
-bool same_expr(const loop::Expr& a, const loop::Expr& b);
+// Structural equality of index expressions (include/minic/ir/loop/analysis.h).
+using loop::same_expr;
 
 // The copy of the box [0, extents) of `from` into `to`: loops ax0, ax1, ... around
 //   block NAME(v0 = spatial(e0) ax0, ...) { reads(from[v0, ...]) writes(to[v0, ...])

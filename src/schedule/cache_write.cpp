@@ -41,6 +41,7 @@
 
 #include "block_edit.h"
 #include "loop_tree.h"
+#include "preconditions.h"
 
 #include "minic/support/error.h"
 
@@ -104,23 +105,19 @@ std::string cache_write(PrimFunc& func, const std::string& block_name, int write
     fail("{}: block {} stores to {} at indices that are not distinct spatial iteration "
          "variables", kPrimitive, block_name, buffer->name);
   }
-  std::vector<std::vector<Expr>> loads = load_indices(block.body, buffer.get());
+  std::vector<loop::Access> loads =
+      loop::accesses_of(loop::collect_accesses(block.body), buffer.get(), loop::AccessKind::load);
   if (!loads.empty() && !block.init) {
     fail("{}: block {} reads {} without an init: it would read the cache before writing it",
          kPrimitive, block_name, buffer->name);
   }
-  for (const std::vector<Expr>& load : loads) {
-    if (!same_indices(load, indices)) {
+  for (const loop::Access& load : loads) {
+    if (!same_indices(load.indices, indices)) {
       fail("{}: block {} reads {} at other indices than it writes", kPrimitive, block_name,
            buffer->name);
     }
   }
-  for (const Expr& condition : conjuncts(block.predicate)) {
-    if (!is_domain_guard(block, condition)) {
-      fail("{}: block {} has a predicate that is more than a guard of its domain", kPrimitive,
-           block_name);
-    }
-  }
+  require(kPrimitive, guards_only_its_domain(block));
   size_t anchor = 0;
   while (anchor + 1 < path.size() && !path[anchor].as<loop::For>()) ++anchor;
   for (const loop::Block* other : collect_blocks(path[anchor])) {

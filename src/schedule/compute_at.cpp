@@ -18,20 +18,23 @@
 //                   i.0 * 32 + i.1, ...) {
 //             ... A_shared[vi, vk] ...
 //
-// Preconditions (each failure names the block, the loop and the reason):
+// Preconditions (each a named check of preconditions.h, or of this file, whose refusal
+// names the block, the loop and the reason):
 //   - the producer's loops hold it alone and sit in one sequence with the statement that
 //     holds `loop`, before it (they are siblings);
 //   - its body is one store B[v...] = expr (no loops or branches of its own), each index a
 //     distinct spatial iteration variable and every spatial variable used: each iteration
 //     writes one element, and the region the consumers need maps straight back to
 //     iteration ranges; its reduction variables (if any) are computed whole;
-//   - B is not a parameter, the producer is its only writer, and every block that reads B
-//     is under `loop` (an element not needed there is no longer computed);
+//   - B is not a parameter, the producer writes only B and is its only writer, and every
+//     block that reads B is under `loop` (an element not needed there is no longer
+//     computed);
 //   - the producer does not read B, unless it is a reduction reading B at the element it
 //     writes (its init restarts it, so computing an element again gives the same value);
 //   - its predicate (if any) only guards its domain;
 //   - no block between the producer and `loop`, or in the statement that holds `loop`,
-//     writes a buffer the producer reads (it would read something else after the move).
+//     writes a buffer the producer reads (it would read something else after the move);
+//   - some block under `loop` reads B.
 //
 // Algorithm:
 //   1. check the preconditions;
@@ -45,108 +48,130 @@
 
 #include "block_edit.h"
 #include "loop_tree.h"
+#include "preconditions.h"
 #include "region.h"
 
-#include "minic/ir/loop/printer.h"
-#include "minic/support/error.h"
+#include <fmt/format.h>
 
 namespace minic::schedule {
+namespace {
 
-void compute_at(PrimFunc& func, const std::string& block_name, const Expr& loop_var) {
-  constexpr const char* kPrimitive = "compute_at";
-  NestMove move = locate_nest_move(func, block_name, loop_var, kPrimitive);
-  const std::vector<Stmt>& path = move.path;
-  const std::vector<Stmt>& loop_stmts = move.loop_path;
-  const std::vector<Stmt>& nest_path = move.nest_path;
-  const SeqSiblings* siblings = &move.siblings;
-  const size_t root = move.root;
-  const loop::Block& block = *path.back().as<loop::Block>();
-  const loop::For& loop = *loop_stmts.back().as<loop::For>();
-  std::string loop_text = loop_name(loop_var);
-  if (siblings->b_position < siblings->a_position) {
-    fail("{}: loop {} comes before block {}; use reverse_compute_at to move a consumer",
-         kPrimitive, loop_text, block_name);
-  }
+using loop::Block;
 
-  // The producer: one store of one element per iteration.
-  const auto* store = block.body.as<loop::Store>();
-  if (!store) fail("{}: block {} is not one store (B[v...] = expr)", kPrimitive, block_name);
-  const loop::Buffer& buffer = store->buffer;
-  std::optional<std::vector<size_t>> positions = iter_var_positions(block, store->indices);
-  size_t spatial_count = 0;
+constexpr const char* kPrimitive = "compute_at";
+
+// The producer's nest comes before the statement that holds the loop.
+Refusal nest_is_before_loop(const NestMove& move) {
+  if (move.siblings.b_position > move.siblings.a_position) return std::nullopt;
+  return fmt::format("loop {} comes before block {}; use reverse_compute_at to move a "
+                     "consumer", loop_name(move.loop_path.back().as<loop::For>()->var),
+                     move.path.back().as<Block>()->name);
+}
+
+// The block's one store writes one element per iteration of its spatial variables.
+Refusal stores_one_element(const Block& block) {
+  const loop::Store& store = *block.body.as<loop::Store>();
+  std::optional<std::vector<size_t>> positions = iter_var_positions(block, store.indices);
+  size_t spatial = 0;
   for (const loop::IterVar& iter : block.iter_vars) {
-    spatial_count += iter.kind == loop::IterKind::spatial ? 1 : 0;
+    spatial += iter.kind == loop::IterKind::spatial ? 1 : 0;
   }
-  bool one_element = positions && positions->size() == spatial_count;
+  bool one_element = positions && positions->size() == spatial;
   for (size_t position : positions.value_or(std::vector<size_t>{})) {
     one_element = one_element && block.iter_vars[position].kind == loop::IterKind::spatial;
   }
-  if (!one_element) {
-    fail("{}: block {} stores to {} at indices that are not its spatial iteration variables, "
-         "each once", kPrimitive, block_name, buffer->name);
-  }
-  if (is_param(func, buffer.get())) {
-    fail("{}: block {} writes {}, a parameter of @{}; all of an output must be computed",
-         kPrimitive, block_name, buffer->name, func.name);
-  }
-  BufferUse own = block_buffer_use(block);
-  if (own.writes.size() != 1) {
-    fail("{}: block {} writes more than one buffer", kPrimitive, block_name);
-  }
-  if (own.reads_buffer(buffer.get()) && !block.init) {
-    fail("{}: block {} reads {}, the buffer it writes, without an init; computing an "
-         "element twice would change it", kPrimitive, block_name, buffer->name);
-  }
-  for (const Expr& condition : conjuncts(block.predicate)) {
-    if (!is_domain_guard(block, condition)) {
-      fail("{}: block {} has the predicate {}, which is more than a guard of its domain",
-           kPrimitive, block_name, loop::print_expr(condition));
-    }
-  }
+  if (one_element) return std::nullopt;
+  return fmt::format("block {} stores to {} at indices that are not its spatial iteration "
+                     "variables, each once", block.name, store.buffer->name);
+}
 
-  // Who else uses B, and who writes what the producer reads.
-  auto between = [&](const std::vector<Stmt>& other) {
-    std::optional<SeqSiblings> place = seq_siblings(nest_path, other);
-    return place && place->index == siblings->index &&
-           place->b_position > siblings->a_position && place->b_position <= siblings->b_position;
-  };
-  for (const std::vector<Stmt>& other_path : all_block_paths(func.body)) {
-    const loop::Block& other = *other_path.back().as<loop::Block>();
-    if (&other == &block) continue;
-    BufferUse use = block_buffer_use(other);
-    if (use.writes_buffer(buffer.get())) {
-      fail("{}: block {} also writes {}", kPrimitive, other.name, buffer->name);
-    }
-    if (use.reads_buffer(buffer.get()) && !passes_through(other_path, loop_stmts.back())) {
-      fail("{}: block {} reads {} outside loop {}", kPrimitive, other.name, buffer->name,
-           loop_text);
-    }
-    for (const BufferNode* input : own.reads) {
-      if (input != buffer.get() && use.writes_buffer(input) && between(other_path)) {
-        fail("{}: block {} writes {}, which block {} reads; moving {} under loop {} would "
-             "change what it reads", kPrimitive, other.name, input->name, block_name,
-             block_name, loop_text);
-      }
-    }
-  }
+// Computing an element again gives the same value: the block reads its output only as a
+// reduction, which its init restarts.
+Refusal recomputes_the_same(const Block& block) {
+  const BufferNode* buffer = block.body.as<loop::Store>()->buffer.get();
+  if (block.init || !block_buffer_use(block).reads_buffer(buffer)) return std::nullopt;
+  return fmt::format("block {} reads {}, the buffer it writes, without an init; computing an "
+                     "element twice would change it", block.name, buffer->name);
+}
 
-  LoopScope fixed = scope_of_path(loop_stmts, kPrimitive);
-  std::optional<Region> region = accessed_region(loop.body, buffer.get(), Access::load, fixed,
-                                                 kPrimitive);
-  if (!region) {
-    fail("{}: no block under loop {} reads {}, the output of block {}", kPrimitive, loop_text,
-         buffer->name, block_name);
+// Every other block that reads B is under the loop.
+Refusal readers_are_under_loop(const PrimFunc& func, const NestMove& move,
+                               const BufferNode* buffer) {
+  for (const std::vector<Stmt>& path : all_block_paths(func.body)) {
+    const Block& other = *path.back().as<Block>();
+    if (path.back().same_as(move.path.back())) continue;
+    if (block_buffer_use(other).reads_buffer(buffer) &&
+        !passes_through(path, move.loop_path.back())) {
+      return fmt::format("block {} reads {} outside loop {}", other.name, buffer->name,
+                         loop_name(move.loop_path.back().as<loop::For>()->var));
+    }
   }
+  return std::nullopt;
+}
+
+// What the producer reads does not change between its nest and the end of the statement
+// that holds the loop.
+Refusal inputs_unchanged_until_loop(const PrimFunc& func, const NestMove& move) {
+  std::vector<std::vector<Stmt>> between;
+  for (const std::vector<Stmt>& path : all_block_paths(func.body)) {
+    std::optional<SeqSiblings> place = seq_siblings(move.nest_path, path);
+    if (place && place->index == move.siblings.index &&
+        place->b_position > move.siblings.a_position &&
+        place->b_position <= move.siblings.b_position) {
+      between.push_back(path);
+    }
+  }
+  const Block& block = *move.path.back().as<Block>();
+  std::string consequence =
+      fmt::format("moving {} under loop {} would change what it reads", block.name,
+                  loop_name(move.loop_path.back().as<loop::For>()->var));
+  return no_writer_of_inputs(block, between, block.body.as<loop::Store>()->buffer.get(),
+                             consequence);
+}
+
+// Some block under the loop reads B.
+Refusal is_read_under_loop(const std::optional<Region>& region, const NestMove& move,
+                           const BufferNode* buffer) {
+  if (region) return std::nullopt;
+  return fmt::format("no block under loop {} reads {}, the output of block {}",
+                     loop_name(move.loop_path.back().as<loop::For>()->var), buffer->name,
+                     move.path.back().as<Block>()->name);
+}
+
+}  // namespace
+
+void compute_at(PrimFunc& func, const std::string& block_name, const Expr& loop_var) {
+  NestMove move = locate_nest_move(func, block_name, loop_var, kPrimitive);
+  const Block& block = *move.path.back().as<Block>();
+
+  // 1. The preconditions.
+  require(kPrimitive, nest_is_before_loop(move));
+  require(kPrimitive, is_one_store(block));
+  require(kPrimitive, stores_one_element(block));
+  const BufferNode* buffer = block.body.as<loop::Store>()->buffer.get();
+  require(kPrimitive, is_not_parameter(func, block, buffer));
+  require(kPrimitive, writes_one_buffer(block));
+  require(kPrimitive, recomputes_the_same(block));
+  require(kPrimitive, guards_only_its_domain(block));
+  require(kPrimitive, is_only_writer(func, block, buffer));
+  require(kPrimitive, readers_are_under_loop(func, move, buffer));
+  require(kPrimitive, inputs_unchanged_until_loop(func, move));
+
+  // 2. The region of B read in one iteration of the loop.
+  LoopScope fixed = scope_of_path(move.loop_path, kPrimitive);
+  const loop::For& loop = *move.loop_path.back().as<loop::For>();
+  std::optional<Region> region =
+      accessed_region(loop.body, buffer, AccessKind::load, fixed, kPrimitive);
+  require(kPrimitive, is_read_under_loop(region, move, buffer));
+
+  // 3. The producer's loops over that region.
+  std::vector<size_t> positions = *iter_var_positions(block, block.body.as<loop::Store>()->indices);
   std::vector<std::optional<DimRange>> ranges(block.iter_vars.size());
-  for (size_t d = 0; d < positions->size(); ++d) ranges[(*positions)[d]] = (*region)[d];
+  for (size_t d = 0; d < positions.size(); ++d) ranges[positions[d]] = (*region)[d];
   Stmt nest = regenerate_nest(block, ranges, fixed);
 
-  Stmt new_loop = loop::For::make(loop.var, loop.min, loop.extent, loop.for_kind,
-                                  prepend_stmt(loop.body, nest), loop.thread_axis,
-                                  loop.annotations);
-  Stmt body = replace_stmt(func.body, path[root], Stmt());
-  body = replace_stmt(body, loop_stmts.back(), new_loop);
-  commit_body(func, body, kPrimitive);
+  // 4. The new nest first in the loop's body.
+  commit_body(func, move_nest_into_loop(func, move, nest, /*at_start=*/true), kPrimitive);
 }
 
 }  // namespace minic::schedule

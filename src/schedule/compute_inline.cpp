@@ -20,12 +20,13 @@
 //     }
 //   }
 //
-// Preconditions (each failure names the block and the reason):
+// Preconditions (each a named check of preconditions.h, or of this file, whose refusal
+// names the block and the reason):
 //   - the block's body is one store B[v...] = expr, each index exactly one of its
 //     iteration variables (every one once: a bijection), all spatial, and no init;
 //   - it writes the whole of B (its extents are B's shape) and no other block writes B;
 //   - B is not a parameter (the function's outputs stay), and the expression does not
-//     read B;
+//     read B; the block allocates nothing;
 //   - its predicate (if any) only guards its domain (as a split leaves it);
 //   - the buffers the expression reads do not change between the block and its uses: any
 //     other block writing them comes earlier in the program and shares no loop with it;
@@ -37,15 +38,17 @@
 //   3. replace every load B[e...] in the function by expr with each iteration variable v
 //      replaced by the matching index e; a consumer's read region of B becomes the
 //      regions of what expr reads (the whole buffer where a range is wider than a point);
-//   4. remove B's allocation; fail if anything still uses B.
+//   4. remove B's allocation; refuse if anything still uses B.
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"
 #include "loop_tree.h"
+#include "preconditions.h"
 
-#include "minic/ir/loop/printer.h"
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/visitor.h"
-#include "minic/support/error.h"
+
+#include <fmt/format.h>
 
 namespace minic::schedule {
 namespace {
@@ -54,25 +57,6 @@ using loop::Block;
 using loop::BufferRegion;
 
 constexpr const char* kPrimitive = "compute_inline";
-
-// Point regions of the loads in `expr`: A[i, j] reads A[i:+1, j:+1].
-void add_load_regions(const Expr& expr, std::vector<BufferRegion>& regions) {
-  class LoadRegions : public loop::IRVisitor {
-   public:
-    std::vector<BufferRegion>* regions = nullptr;
-    void visit_Load(const loop::Load* node) override {
-      BufferRegion region{node->buffer, {}};
-      for (const Expr& index : node->indices) {
-        region.region.push_back({index, loop::IntImm::make(1)});
-      }
-      regions->push_back(std::move(region));
-      IRVisitor::visit_Load(node);
-    }
-  };
-  LoadRegions visitor;
-  visitor.regions = &regions;
-  visitor.visit(expr);
-}
 
 bool same_region(const BufferRegion& a, const BufferRegion& b) {
   if (a.buffer != b.buffer) return false;
@@ -83,14 +67,6 @@ bool same_region(const BufferRegion& a, const BufferRegion& b) {
     }
   }
   return true;
-}
-
-BufferRegion whole_buffer(const loop::Buffer& buffer) {
-  BufferRegion region{buffer, {}};
-  for (int64_t dim : buffer->shape) {
-    region.region.push_back({loop::IntImm::make(0), loop::IntImm::make(dim)});
-  }
-  return region;
 }
 
 // Replaces loads of the producer's buffer by its expression, and consumer regions of it by
@@ -142,7 +118,9 @@ class Inliner : public loop::IRMutator {
   // What the consumer reads instead of `region` of the producer's buffer.
   std::vector<BufferRegion> inlined_reads(const BufferRegion& region) const {
     std::vector<BufferRegion> loads;
-    add_load_regions(store_.value, loads);
+    for (const loop::Access& load : loop::collect_accesses(store_.value)) {
+      loads.push_back(loop::point_region(load.buffer, load.indices));
+    }
     std::vector<Expr> points;
     for (const loop::Range& range : region.region) {
       std::optional<int64_t> extent = loop::as_const_int(range.extent);
@@ -152,7 +130,7 @@ class Inliner : public loop::IRMutator {
     std::vector<BufferRegion> result;
     for (BufferRegion& load : loads) {
       if (!exact) {
-        result.push_back(whole_buffer(load.buffer));
+        result.push_back(loop::whole_region(load.buffer));
         continue;
       }
       for (loop::Range& range : load.region) {
@@ -168,85 +146,51 @@ class Inliner : public loop::IRMutator {
   const std::vector<size_t>& positions_;
 };
 
+// The buffers the block reads are final where B is read: every other block that writes
+// one comes before the block and shares no loop with it.
+Refusal inputs_are_final(const PrimFunc& func, const std::vector<Stmt>& path) {
+  const Block& block = *path.back().as<Block>();
+  std::vector<std::vector<Stmt>> later;
+  bool before = true;
+  for (const std::vector<Stmt>& other : all_block_paths(func.body)) {
+    if (other.back().same_as(path.back())) before = false;
+    if (!before || share_loop(other, path)) later.push_back(other);
+  }
+  std::string consequence = fmt::format("its value could change before the uses of {}",
+                                        block.body.as<loop::Store>()->buffer->name);
+  return no_writer_of_inputs(block, later, nullptr, consequence);
+}
+
 }  // namespace
 
 void compute_inline(PrimFunc& func, const std::string& block_name) {
   std::vector<Stmt> path = block_path(func, block_name, kPrimitive);
   const Block& block = *path.back().as<Block>();
-  const auto* store = block.body.as<loop::Store>();
-  if (!store) {
-    fail("{}: block {} is not one store of an expression (B[v...] = expr)", kPrimitive,
-         block_name);
-  }
-  const loop::Buffer& buffer = store->buffer;
-  if (block.init) fail("{}: block {} is a reduction (it has an init)", kPrimitive, block_name);
-  for (const loop::IterVar& iter : block.iter_vars) {
-    if (iter.kind == loop::IterKind::reduce) {
-      fail("{}: block {} has the reduction variable {}", kPrimitive, block_name,
-           iter.var.as<loop::Var>()->name);
-    }
-  }
-  std::optional<std::vector<size_t>> positions = iter_var_positions(block, store->indices);
-  if (!positions || positions->size() != block.iter_vars.size()) {
-    fail("{}: block {} stores to {} at indices that are not its iteration variables, each "
-         "once", kPrimitive, block_name, buffer->name);
-  }
-  for (size_t d = 0; d < positions->size(); ++d) {
-    if (block.iter_vars[(*positions)[d]].extent != buffer->shape[d]) {
-      fail("{}: block {} writes only part of {} (dimension {})", kPrimitive, block_name,
-           buffer->name, d);
-    }
-  }
-  if (is_param(func, buffer.get())) {
-    fail("{}: block {} writes {}, a parameter of @{}; an output cannot be inlined",
-         kPrimitive, block_name, buffer->name, func.name);
-  }
-  BufferUse own = block_buffer_use(block);
-  if (own.reads_buffer(buffer.get())) {
-    fail("{}: block {} reads {}, the buffer it writes", kPrimitive, block_name, buffer->name);
-  }
-  if (!block.alloc_buffers.empty()) {
-    fail("{}: block {} allocates buffers of its own", kPrimitive, block_name);
-  }
-  for (const Expr& condition : conjuncts(block.predicate)) {
-    if (!is_domain_guard(block, condition)) {
-      fail("{}: block {} has the predicate {}, which is more than a guard of its domain",
-           kPrimitive, block_name, loop::print_expr(condition));
-    }
-  }
-  bool before = true;
-  for (const std::vector<Stmt>& other_path : all_block_paths(func.body)) {
-    const Block& other = *other_path.back().as<Block>();
-    if (&other == &block) {
-      before = false;
-      continue;
-    }
-    BufferUse use = block_buffer_use(other);
-    if (use.writes_buffer(buffer.get())) {
-      fail("{}: block {} is not the only writer of {}: block {} writes it too", kPrimitive,
-           block_name, buffer->name, other.name);
-    }
-    for (const BufferNode* input : own.reads) {
-      if (use.writes_buffer(input) && (!before || share_loop(other_path, path))) {
-        fail("{}: block {} writes {}, which block {} reads; its value could change before "
-             "the uses of {}", kPrimitive, other.name, input->name, block_name, buffer->name);
-      }
-    }
-  }
-  size_t root = nest_root_index(path);
-  if (root == 0 || !path[root - 1].as<loop::Seq>()) {
-    fail("{}: the loops of block {} are not in a sequence with other statements", kPrimitive,
-         block_name);
-  }
 
-  Stmt body = replace_stmt(func.body, path[root], Stmt());
-  Inliner inliner(block, *store, *positions);
-  body = inliner.mutate(body);
-  body = remove_allocation(body, buffer.get());
-  if (buffer_use(body).touches(buffer.get())) {
-    fail("{}: {} is still used outside blocks after inlining block {}", kPrimitive,
-         buffer->name, block_name);
-  }
+  // 1. The preconditions.
+  require(kPrimitive, is_one_store(block));
+  require(kPrimitive, is_not_reduction(block));
+  require(kPrimitive, stores_whole_buffer(block));
+  const loop::Store& store = *block.body.as<loop::Store>();
+  const BufferNode* buffer = store.buffer.get();
+  require(kPrimitive, is_not_parameter(func, block, buffer));
+  require(kPrimitive, reads_no_output(block));
+  require(kPrimitive, allocates_nothing(block));
+  require(kPrimitive, guards_only_its_domain(block));
+  require(kPrimitive, is_only_writer(func, block, buffer));
+  require(kPrimitive, inputs_are_final(func, path));
+  require(kPrimitive, nest_is_in_sequence(path));
+
+  // 2. Remove the block's loop nest.
+  Stmt body = replace_stmt(func.body, path[nest_root_index(path)], Stmt());
+
+  // 3. Every load of B becomes the expression.
+  std::vector<size_t> positions = *iter_var_positions(block, store.indices);
+  body = Inliner(block, store, positions).mutate(body);
+
+  // 4. B is gone.
+  body = remove_allocation(body, buffer);
+  require(kPrimitive, is_gone(body, buffer, "inlining block " + block_name));
   func.body = body;
 }
 

@@ -3,12 +3,13 @@
 #include "iteration_analysis.h"
 
 #include "loop_tree.h"
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
-#include "minic/ir/loop/visitor.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 namespace minic::schedule {
@@ -21,94 +22,37 @@ using loop::IntBound;
 using loop::Stmt;
 using loop::Var;
 
-// One load or store under the loop, its indices written in loop variables.
-struct Access {
-  const Block* owner = nullptr;  // the innermost block around it; null outside blocks
-  loop::Buffer buffer;
-  bool is_store = false;
-  std::vector<Expr> indices;
-};
+using loop::Access;
 
-// The values of a loop's variable, from the ranges of the loops around it (its bounds may
-// use iteration variables: `bindings` gives them in loop variables).
-IntBound loop_range(const For& node, const loop::VarMap& bindings, const loop::VarBounds& bounds) {
-  IntBound min = loop::bound_of(loop::substitute(node.min, bindings), bounds);
-  IntBound extent = loop::bound_of(loop::substitute(node.extent, bindings), bounds);
+// The values of a loop's variable, from the ranges of the loops around it.
+IntBound loop_range(const Expr& min_expr, const Expr& extent_expr, const loop::VarBounds& bounds) {
+  IntBound min = loop::bound_of(min_expr, bounds);
+  IntBound extent = loop::bound_of(extent_expr, bounds);
   if (!min.is_bounded() || !extent.is_bounded()) return IntBound::everything();
   return {min.min, min.max + std::max<int64_t>(extent.max - 1, 0)};
 }
 
-// Walks the loop's body: collects accesses, the ranges of the loops inside and the
-// buffers allocated inside (private to one iteration).
-class AccessCollector : public loop::IRVisitor {
- public:
-  explicit AccessCollector(loop::VarBounds& bounds) : bounds_(bounds) {}
-
-  std::vector<Access> accesses;
+// Adds the ranges of the loops inside the loop (around some access) to `bounds`, outer
+// loops first, and returns their variables. A variable reused by sibling loops gets a
+// range that covers both.
+std::unordered_set<const Var*> add_inner_ranges(const std::vector<Access>& accesses,
+                                                loop::VarBounds& bounds) {
+  std::unordered_set<const For*> seen;
   std::unordered_set<const Var*> inner_vars;
-  std::unordered_set<const loop::BufferNode*> allocated_inside;
-  bool has_barrier = false;
-
-  void visit_For(const For* node) override {
-    loop::IRVisitor::visit(node->min);
-    loop::IRVisitor::visit(node->extent);
-    const Var* var = node->var.as<Var>();
-    IntBound range = loop_range(*node, bindings_, bounds_);
-    auto [it, inserted] = bounds_.emplace(var, range);
-    if (!inserted) {
-      // A variable reused by a sibling loop: its range covers both loops.
-      it->second = {std::min(it->second.min, range.min), std::max(it->second.max, range.max)};
+  for (const Access& access : accesses) {
+    for (const loop::LoopAround& around : access.loops) {
+      if (!seen.insert(around.loop).second) continue;
+      const Var* var = around.loop->var.as<Var>();
+      IntBound range = loop_range(around.min, around.extent, bounds);
+      auto [it, inserted] = bounds.emplace(var, range);
+      if (!inserted) {
+        it->second = {std::min(it->second.min, range.min), std::max(it->second.max, range.max)};
+      }
+      inner_vars.insert(var);
     }
-    inner_vars.insert(var);
-    loop::IRVisitor::visit(node->body);
   }
-
-  void visit_Block(const Block* node) override {
-    for (const loop::IterVar& iter : node->iter_vars) {
-      loop::IRVisitor::visit(iter.binding);
-      bindings_[iter.var.as<Var>()] = loop::substitute(iter.binding, bindings_);
-    }
-    loop::IRVisitor::visit(node->predicate);
-    for (const loop::Buffer& buffer : node->alloc_buffers) allocated_inside.insert(buffer.get());
-    const Block* outer_owner = owner_;
-    owner_ = node;
-    loop::IRVisitor::visit(node->init);
-    loop::IRVisitor::visit(node->body);
-    owner_ = outer_owner;
-  }
-
-  void visit_Allocate(const loop::Allocate* node) override {
-    allocated_inside.insert(node->buffer.get());
-    loop::IRVisitor::visit_Allocate(node);
-  }
-
-  void visit_Load(const loop::Load* node) override {
-    record(node->buffer, node->indices, false);
-    loop::IRVisitor::visit_Load(node);
-  }
-
-  void visit_Store(const loop::Store* node) override {
-    record(node->buffer, node->indices, true);
-    loop::IRVisitor::visit_Store(node);
-  }
-
-  void visit_Evaluate(const loop::Evaluate* node) override {
-    const loop::Call* call = node->value.as<loop::Call>();
-    if (call && call->name == "barrier") has_barrier = true;
-    loop::IRVisitor::visit_Evaluate(node);
-  }
-
- private:
-  void record(const loop::Buffer& buffer, const std::vector<Expr>& indices, bool is_store) {
-    Access access{owner_, buffer, is_store, {}};
-    for (const Expr& index : indices) access.indices.push_back(loop::substitute(index, bindings_));
-    accesses.push_back(std::move(access));
-  }
-
-  loop::VarBounds& bounds_;
-  loop::VarMap bindings_;  // iteration variable -> its binding in loop variables
-  const Block* owner_ = nullptr;
-};
+  return inner_vars;
+}
 
 // --- linear forms ---------------------------------------------------------------------------
 
@@ -340,15 +284,17 @@ bool separated(const std::vector<SplitOffset>& a, const std::vector<SplitOffset>
   return false;
 }
 
+bool is_store(const Access& access) { return access.kind == loop::AccessKind::store; }
+
 std::string describe(const Access& access) {
-  std::string who = access.owner ? "block " + access.owner->name : "a statement outside blocks";
-  return who + (access.is_store ? " writes " : " reads ") + access.buffer->name;
+  std::string who = access.block ? "block " + access.block->name : "a statement outside blocks";
+  return who + (is_store(access) ? " writes " : " reads ") + access.buffer->name;
 }
 
-bool is_private(const Access& access, const AccessCollector& collector,
+bool is_private(const Access& access, const std::set<const loop::BufferNode*>& allocated_inside,
                 const IndependenceOptions& options) {
   const auto& scopes = options.private_scopes;
-  return collector.allocated_inside.count(access.buffer.get()) > 0 ||
+  return allocated_inside.count(access.buffer.get()) > 0 ||
          std::find(scopes.begin(), scopes.end(), access.buffer->scope) != scopes.end();
 }
 
@@ -361,28 +307,28 @@ std::string find_dependence(const std::vector<Stmt>& path, const IndependenceOpt
   loop::VarBounds bounds;
   for (const Stmt& stmt : path) {
     if (const For* node = stmt.as<For>()) {
-      bounds[node->var.as<Var>()] = loop_range(*node, {}, bounds);
+      bounds[node->var.as<Var>()] = loop_range(node->min, node->extent, bounds);
     } else if (const Block* block = stmt.as<Block>()) {
       for (const loop::IterVar& iter : block->iter_vars) {
         bounds[iter.var.as<Var>()] = {0, std::max<int64_t>(iter.extent - 1, 0)};
       }
     }
   }
-  AccessCollector collector(bounds);
-  collector.visit(loop->body);
-  if (collector.has_barrier) return "the loop holds a barrier";
-  const std::vector<Access>& accesses = collector.accesses;
+  if (loop::calls(loop->body, "barrier")) return "the loop holds a barrier";
+  std::vector<Access> accesses = loop::collect_accesses(loop->body, {.bindings = true});
+  std::unordered_set<const Var*> inner_vars = add_inner_ranges(accesses, bounds);
+  std::set<const loop::BufferNode*> allocated_inside = loop::allocated_buffers(loop->body);
   std::vector<std::vector<SplitOffset>> offsets;
   for (const Access& access : accesses) {
-    offsets.push_back(split_access(access, loop_var, collector.inner_vars, bounds));
+    offsets.push_back(split_access(access, loop_var, inner_vars, bounds));
   }
   for (size_t i = 0; i < accesses.size(); ++i) {
     const Access& a = accesses[i];
-    if (is_private(a, collector, options)) continue;
+    if (is_private(a, allocated_inside, options)) continue;
     for (size_t j = i; j < accesses.size(); ++j) {
       const Access& b = accesses[j];
-      if (a.buffer != b.buffer || (!a.is_store && !b.is_store)) continue;
-      if (options.trust_blocks && a.owner && a.owner == b.owner) continue;
+      if (a.buffer != b.buffer || (!is_store(a) && !is_store(b))) continue;
+      if (options.trust_blocks && a.block && a.block == b.block) continue;
       if (separated(offsets[i], offsets[j])) continue;
       if (i == j) return describe(a) + " in more than one iteration";
       return describe(a) + " and " + describe(b);

@@ -7,8 +7,9 @@
 // element that another iteration reads or writes (no dependence between iterations). The
 // test here is a small dependence analysis:
 //
-//   1. Collect every load and store under the loop. Inside a block, replace each iteration
-//      variable by its binding, so that every index is an expression of loop variables.
+//   1. Collect every load and store under the loop, each iteration variable replaced by
+//      its binding, so that every index is an expression of loop variables (the access
+//      analysis, include/minic/ir/loop/access.h).
 //   2. For two accesses to one buffer, at least one a store, write the element each touches
 //      as its row-major offset, a linear form  c * L + (outer part) + (inner part):  L the
 //      loop's variable, the outer part made of loops outside L (the same in both accesses

@@ -17,18 +17,21 @@
 //                     v1 = spatial(48) ax1) {        C[v0, v1] = C_local[v0, v1]
 //         C[v0, v1] = C_local[v0, v1]
 //
-// Preconditions (each failure names the block, the loop and the reason):
+// Preconditions (each a named check of preconditions.h, or of this file, whose refusal
+// names the block, the loop and the reason):
 //   - the consumer's loops hold it alone and sit in one sequence with the statement that
 //     holds `loop`, after it (they are siblings);
 //   - the consumer is not a reduction and does not read what it writes (computing an
-//     element again, as overlapping regions may, gives the same value);
+//     element again, as overlapping regions may, gives the same value); its predicate (if
+//     any) only guards its domain;
 //   - of what it reads, exactly one buffer B is written in the statement that holds
-//     `loop`, only under `loop`; it reads B only at indices that are its iteration
-//     variables (B[v0, v1], B[v1, v0]); its predicate (if any) only guards its domain;
-//   - nothing in the statement that holds `loop`, or between it and the consumer, writes
-//     another buffer the consumer reads or touches what the consumer writes;
+//     `loop`, only under `loop`; nothing in the statement that holds `loop`, or between it
+//     and the consumer, writes another buffer the consumer reads or touches what the
+//     consumer writes;
+//   - something under `loop` stores to B, and the consumer reads B only at indices that
+//     are its iteration variables (B[v0, v1], B[v1, v0]);
 //   - the regions written in all the iterations of `loop` together cover the consumer's
-//     whole domain (proven by enumeration, region.h's covers), so every element is still
+//     whole domain (proven by enumeration, loop::covers), so every element is still
 //     computed.
 // Why that is enough: each element the consumer computes is computed again in the
 // iteration that last writes its inputs (the written region of an iteration always
@@ -36,127 +39,114 @@
 // the final inputs.
 //
 // Algorithm:
-//   1. check the preconditions;
+//   1. check the consumer and what runs between the loop and it; find B;
 //   2. the region of B the blocks under `loop` write per iteration of `loop` (region.h);
-//   3. regenerate the consumer's loops: each iteration variable that indexes B runs over
-//      the region of its dimension(s), the others over their whole extent (regenerate_nest);
-//   4. remove the old nest; put the new one last in `loop`'s body.
+//   3. the range of each iteration variable that indexes B: the region of its
+//      dimension(s); check that the ranges cover the consumer's domain;
+//   4. regenerate the consumer's loops over those ranges, the other variables over their
+//      whole extent (regenerate_nest); remove the old nest and put the new one last in
+//      `loop`'s body.
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"
 #include "loop_tree.h"
+#include "preconditions.h"
 #include "region.h"
 
-#include "minic/ir/loop/printer.h"
-#include "minic/support/error.h"
+#include <fmt/format.h>
 
 namespace minic::schedule {
 namespace {
 
+using loop::Block;
+
 constexpr const char* kPrimitive = "reverse_compute_at";
 
-// The iteration variable positions of every load of `buffer` in the block; fails if an
-// index is not one iteration variable.
-std::vector<std::vector<size_t>> load_positions(const loop::Block& block,
-                                                const BufferNode* buffer) {
-  std::vector<std::vector<size_t>> result;
-  for (const std::vector<Expr>& indices : load_indices(block.body, buffer)) {
-    std::optional<std::vector<size_t>> positions = iter_var_positions(block, indices);
-    if (!positions) {
-      fail("{}: block {} reads {} at indices that are not its iteration variables",
-           kPrimitive, block.name, buffer->name);
-    }
-    result.push_back(*positions);
-  }
-  return result;
+std::string loop_text(const NestMove& move) {
+  return loop_name(move.loop_path.back().as<loop::For>()->var);
 }
 
-}  // namespace
+// The consumer's nest comes after the statement that holds the loop.
+Refusal nest_is_after_loop(const NestMove& move) {
+  if (move.siblings.b_position < move.siblings.a_position) return std::nullopt;
+  return fmt::format("loop {} comes after block {}; use compute_at to move a producer",
+                     loop_text(move), move.path.back().as<Block>()->name);
+}
 
-void reverse_compute_at(PrimFunc& func, const std::string& block_name, const Expr& loop_var) {
-  NestMove move = locate_nest_move(func, block_name, loop_var, kPrimitive);
-  const std::vector<Stmt>& path = move.path;
-  const std::vector<Stmt>& loop_stmts = move.loop_path;
-  const std::vector<Stmt>& nest_path = move.nest_path;
-  const SeqSiblings* siblings = &move.siblings;
-  const size_t root = move.root;
-  const loop::Block& block = *path.back().as<loop::Block>();
-  const loop::For& loop = *loop_stmts.back().as<loop::For>();
-  std::string loop_text = loop_name(loop_var);
-  if (siblings->b_position > siblings->a_position) {
-    fail("{}: loop {} comes after block {}; use compute_at to move a producer", kPrimitive,
-         loop_text, block_name);
-  }
-  for (const loop::IterVar& iter : block.iter_vars) {
-    if (iter.kind == loop::IterKind::reduce) {
-      fail("{}: block {} is a reduction (variable {})", kPrimitive, block_name,
-           iter.var.as<loop::Var>()->name);
-    }
-  }
+// Sets `produced` to the one buffer the consumer reads that is written in the statement
+// that holds the loop; refuses where that buffer is written outside the loop, where a
+// second one is, or where a block there or between touches what the consumer writes.
+Refusal has_one_input_from_loop(const PrimFunc& func, const NestMove& move,
+                                const BufferNode*& produced) {
+  const Block& block = *move.path.back().as<Block>();
   BufferUse own = block_buffer_use(block);
-  for (const BufferNode* written : own.writes) {
-    if (own.reads_buffer(written)) {
-      fail("{}: block {} reads {}, which it writes; computing an element twice would change "
-           "it", kPrimitive, block_name, written->name);
-    }
-  }
-  for (const Expr& condition : conjuncts(block.predicate)) {
-    if (!is_domain_guard(block, condition)) {
-      fail("{}: block {} has the predicate {}, which is more than a guard of its domain",
-           kPrimitive, block_name, loop::print_expr(condition));
-    }
-  }
-
-  // The producer buffer, and what else runs between the producer and the consumer.
-  const BufferNode* produced = nullptr;
-  for (const std::vector<Stmt>& other_path : all_block_paths(func.body)) {
-    const loop::Block& other = *other_path.back().as<loop::Block>();
-    std::optional<SeqSiblings> place = seq_siblings(nest_path, other_path);
-    bool in_loop_stmt = place && place->index == siblings->index &&
-                        place->b_position == siblings->b_position;
-    bool between = place && place->index == siblings->index &&
-                   place->b_position > siblings->b_position &&
-                   place->b_position < siblings->a_position;
+  produced = nullptr;
+  for (const std::vector<Stmt>& path : all_block_paths(func.body)) {
+    const Block& other = *path.back().as<Block>();
+    std::optional<SeqSiblings> place = seq_siblings(move.nest_path, path);
+    bool in_seq = place && place->index == move.siblings.index;
+    bool in_loop_stmt = in_seq && place->b_position == move.siblings.b_position;
+    bool between = in_seq && place->b_position > move.siblings.b_position &&
+                   place->b_position < move.siblings.a_position;
     if (&other == &block || (!in_loop_stmt && !between)) continue;
     BufferUse use = block_buffer_use(other);
     for (const BufferNode* written : own.writes) {
       if (use.touches(written)) {
-        fail("{}: block {} uses {}, which block {} writes", kPrimitive, other.name,
-             written->name, block_name);
+        return fmt::format("block {} uses {}, which block {} writes", other.name,
+                           written->name, block.name);
       }
     }
     for (const BufferNode* read : own.reads) {
       if (!use.writes_buffer(read)) continue;
-      if (!in_loop_stmt || !passes_through(other_path, loop_stmts.back())) {
-        fail("{}: block {} writes {}, which block {} reads, outside loop {}", kPrimitive,
-             other.name, read->name, block_name, loop_text);
+      if (!in_loop_stmt || !passes_through(path, move.loop_path.back())) {
+        return fmt::format("block {} writes {}, which block {} reads, outside loop {}",
+                           other.name, read->name, block.name, loop_text(move));
       }
       if (produced && produced != read) {
-        fail("{}: block {} reads two buffers written under loop {}: {} and {}", kPrimitive,
-             block_name, loop_text, produced->name, read->name);
+        return fmt::format("block {} reads two buffers written under loop {}: {} and {}",
+                           block.name, loop_text(move), produced->name, read->name);
       }
       produced = read;
     }
   }
-  if (!produced) {
-    fail("{}: no block under loop {} writes a buffer that block {} reads", kPrimitive,
-         loop_text, block_name);
-  }
-  const BufferNode* buffer = produced;
+  if (produced) return std::nullopt;
+  return fmt::format("no block under loop {} writes a buffer that block {} reads",
+                     loop_text(move), block.name);
+}
 
-  LoopScope fixed = scope_of_path(loop_stmts, kPrimitive);
-  std::optional<Region> region = accessed_region(loop.body, buffer, Access::store, fixed,
-                                                 kPrimitive);
-  if (!region) {
-    fail("{}: nothing under loop {} stores to {}", kPrimitive, loop_text, buffer->name);
-  }
-  std::vector<std::optional<DimRange>> ranges(block.iter_vars.size());
-  for (const std::vector<size_t>& positions : load_positions(block, buffer)) {
-    for (size_t d = 0; d < positions.size(); ++d) {
-      std::optional<DimRange>& range = ranges[positions[d]];
-      range = range ? unite(*range, (*region)[d], fixed) : (*region)[d];
+// Something under the loop stores to B.
+Refusal is_written_under_loop(const std::optional<Region>& region, const NestMove& move,
+                              const BufferNode* buffer) {
+  if (region) return std::nullopt;
+  return fmt::format("nothing under loop {} stores to {}", loop_text(move), buffer->name);
+}
+
+// Sets `ranges[k]` to the union of the regions of the dimensions of B that the consumer's
+// k-th iteration variable indexes (nullopt for a variable that indexes none); refuses
+// where a load of B is not at iteration variables.
+Refusal loads_at_iteration_vars(const Block& block, const BufferNode* buffer,
+                                const Region& region, const LoopScope& fixed,
+                                std::vector<std::optional<DimRange>>& ranges) {
+  ranges.assign(block.iter_vars.size(), std::nullopt);
+  for (const loop::Access& load :
+       loop::accesses_of(loop::collect_accesses(block.body), buffer, AccessKind::load)) {
+    std::optional<std::vector<size_t>> positions = iter_var_positions(block, load.indices);
+    if (!positions) {
+      return fmt::format("block {} reads {} at indices that are not its iteration variables",
+                         block.name, buffer->name);
+    }
+    for (size_t d = 0; d < positions->size(); ++d) {
+      std::optional<DimRange>& range = ranges[(*positions)[d]];
+      range = range ? unite(*range, region[d], fixed) : region[d];
     }
   }
+  return std::nullopt;
+}
+
+// The ranges together cover every iteration of the consumer.
+Refusal ranges_cover_domain(const Block& block, const std::vector<std::optional<DimRange>>& ranges,
+                            const LoopScope& fixed, const NestMove& move,
+                            const BufferNode* buffer) {
   Region used;
   std::vector<int64_t> extents;
   for (size_t k = 0; k < ranges.size(); ++k) {
@@ -164,18 +154,41 @@ void reverse_compute_at(PrimFunc& func, const std::string& block_name, const Exp
     used.push_back(*ranges[k]);
     extents.push_back(block.iter_vars[k].extent);
   }
-  if (!covers(used, extents, fixed)) {
-    fail("{}: cannot prove that the regions of {} written in the iterations of loop {} "
-         "cover every iteration of block {}", kPrimitive, buffer->name, loop_text, block_name);
-  }
-  Stmt nest = regenerate_nest(block, ranges, fixed);
+  if (covers(used, extents, fixed)) return std::nullopt;
+  return fmt::format("cannot prove that the regions of {} written in the iterations of loop {} "
+                     "cover every iteration of block {}", buffer->name, loop_text(move),
+                     block.name);
+}
 
-  Stmt new_loop = loop::For::make(loop.var, loop.min, loop.extent, loop.for_kind,
-                                  append_stmt(loop.body, nest), loop.thread_axis,
-                                  loop.annotations);
-  Stmt body = replace_stmt(func.body, path[root], Stmt());
-  body = replace_stmt(body, loop_stmts.back(), new_loop);
-  commit_body(func, body, kPrimitive);
+}  // namespace
+
+void reverse_compute_at(PrimFunc& func, const std::string& block_name, const Expr& loop_var) {
+  NestMove move = locate_nest_move(func, block_name, loop_var, kPrimitive);
+  const Block& block = *move.path.back().as<Block>();
+
+  // 1. The consumer, and the one buffer B it reads from the loop.
+  require(kPrimitive, nest_is_after_loop(move));
+  require(kPrimitive, is_not_reduction(block));
+  require(kPrimitive, reads_no_output(block));
+  require(kPrimitive, guards_only_its_domain(block));
+  const BufferNode* buffer = nullptr;
+  require(kPrimitive, has_one_input_from_loop(func, move, buffer));
+
+  // 2. The region of B written in one iteration of the loop.
+  LoopScope fixed = scope_of_path(move.loop_path, kPrimitive);
+  const loop::For& loop = *move.loop_path.back().as<loop::For>();
+  std::optional<Region> region =
+      accessed_region(loop.body, buffer, AccessKind::store, fixed, kPrimitive);
+  require(kPrimitive, is_written_under_loop(region, move, buffer));
+
+  // 3. The iteration ranges that read it, covering the consumer's domain.
+  std::vector<std::optional<DimRange>> ranges;
+  require(kPrimitive, loads_at_iteration_vars(block, buffer, *region, fixed, ranges));
+  require(kPrimitive, ranges_cover_domain(block, ranges, fixed, move, buffer));
+
+  // 4. The consumer's new loops, last in the loop's body.
+  Stmt nest = regenerate_nest(block, ranges, fixed);
+  commit_body(func, move_nest_into_loop(func, move, nest, /*at_start=*/false), kPrimitive);
 }
 
 }  // namespace minic::schedule

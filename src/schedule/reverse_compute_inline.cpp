@@ -18,35 +18,40 @@
 //         reads(B[w]) writes(D[w])
 //         D[w] = max(B[w], 0.0)
 //
-// Preconditions (each failure names the block and the reason):
+// Preconditions (each a named check of preconditions.h, or of this file, whose refusal
+// names the block and the reason):
 //   - the consumer's body is one store D[...] = g(...), with no init and no reduction
-//     variable, and its predicate (if any) only guards its domain;
+//     variable, its predicate (if any) only guards its domain, and it does not read D;
 //   - of what it reads, exactly one buffer B is written by another block, the producer;
-//     it reads B only as B[w...] with the same indices everywhere, each one of its
-//     iteration variables, every one once, over the whole of B (a bijection);
-//   - the producer is B's only writer and is not a reduction: its body is one store
+//   - the producer is not a reduction, writes only B, and its body is one store
 //     B[v...] = e at its iteration variables, every one once, over the whole of B;
-//   - B is not a parameter, and no block but the consumer reads it; the consumer does not
-//     read D;
-//   - nothing runs between the producer and the consumer that writes what the consumer
-//     reads or touches D: every other block that does comes before the producer, or after
-//     the consumer, and shares no loop with either.
+//   - B is not a parameter; the consumer reads B only as B[w...] with the same indices
+//     everywhere, each one of its iteration variables, every one once, over the whole of B
+//     (a bijection), and writes one buffer;
+//   - nothing runs between the producer and the consumer that reads B, writes what the
+//     consumer reads or touches D: every other block that does comes before the producer,
+//     or after the consumer, and shares no loop with either;
+//   - the consumer's loops hold it alone and sit in a sequence with other statements.
 //
 // Algorithm:
-//   1. check the preconditions;
-//   2. map the consumer's iteration variables to the producer's: the index of B in
-//      dimension d is w_d in the consumer and v_d in the producer;
-//   3. the producer's store becomes D[mapped indices] = g with B[...] replaced by e; its
-//      regions: its reads, the consumer's other reads and the consumer's writes, mapped;
-//   4. remove the consumer's loop nest and B's allocation; fail if anything still uses B.
+//   1. check the consumer;
+//   2. find the producer and check it, B and the consumer's reads of B;
+//   3. check what runs between the two blocks;
+//   4. fold: map the consumer's iteration variables to the producer's (the index of B in
+//      dimension d is w_d in the consumer and v_d in the producer); the producer's store
+//      becomes D[mapped indices] = g with B[...] replaced by e; its regions: its reads,
+//      the consumer's other reads and the consumer's writes, mapped;
+//   5. remove the consumer's loop nest and B's allocation; refuse if anything still uses B.
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"
 #include "loop_tree.h"
+#include "preconditions.h"
 
-#include "minic/ir/loop/printer.h"
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/visitor.h"
-#include "minic/support/error.h"
+
+#include <fmt/format.h>
 
 namespace minic::schedule {
 namespace {
@@ -70,148 +75,93 @@ class LoadReplacer : public loop::IRMutator {
   Expr value_;
 };
 
-// The store of a block that is one store at its iteration variables, each once, over the
-// whole buffer; with the positions of those variables.
-const loop::Store* whole_store(const Block& block, std::vector<size_t>& positions) {
-  const auto* store = block.body.as<loop::Store>();
-  if (!store || block.init) return nullptr;
-  std::optional<std::vector<size_t>> found = iter_var_positions(block, store->indices);
-  if (!found || found->size() != block.iter_vars.size()) return nullptr;
-  for (size_t d = 0; d < found->size(); ++d) {
-    if (block.iter_vars[(*found)[d]].extent != store->buffer->shape[d]) return nullptr;
+const Block& block_of(const std::vector<Stmt>& path) { return *path.back().as<Block>(); }
+
+// The one other block that writes what the consumer reads (its path in `paths`).
+Refusal has_one_producer(const std::vector<std::vector<Stmt>>& paths, const Block& consumer,
+                         const std::vector<Stmt>*& producer) {
+  BufferUse reads = block_buffer_use(consumer);
+  producer = nullptr;
+  for (const std::vector<Stmt>& path : paths) {
+    const Block& other = block_of(path);
+    if (&other == &consumer) continue;
+    for (const BufferNode* input : reads.reads) {
+      if (!block_buffer_use(other).writes_buffer(input)) continue;
+      if (producer && &block_of(*producer) != &other) {
+        return fmt::format("block {} reads what two blocks write: {} and {}", consumer.name,
+                           block_of(*producer).name, other.name);
+      }
+      producer = &path;
+    }
   }
-  positions = *found;
-  return store;
+  if (!producer) return fmt::format("no block writes what block {} reads", consumer.name);
+  return std::nullopt;
 }
 
-}  // namespace
+// The producer's output is final after each of its iterations: it is not a reduction.
+Refusal producer_is_final(const Block& producer, const Block& consumer) {
+  if (!is_not_reduction(producer)) return std::nullopt;
+  return fmt::format("the producer {} of block {} is a reduction; its output is final only "
+                     "after its last step", producer.name, consumer.name);
+}
 
-void reverse_compute_inline(PrimFunc& func, const std::string& block_name) {
-  std::vector<Stmt> path = block_path(func, block_name, kPrimitive);
-  const Block& consumer = *path.back().as<Block>();
-  const auto* consumer_store = consumer.body.as<loop::Store>();
-  if (!consumer_store || consumer.init) {
-    fail("{}: block {} is not one store of an expression (D[...] = expr)", kPrimitive,
-         block_name);
-  }
-  for (const loop::IterVar& iter : consumer.iter_vars) {
-    if (iter.kind == loop::IterKind::reduce) {
-      fail("{}: block {} is a reduction (variable {})", kPrimitive, block_name,
-           iter.var.as<loop::Var>()->name);
-    }
-  }
-  for (const Expr& condition : conjuncts(consumer.predicate)) {
-    if (!is_domain_guard(consumer, condition)) {
-      fail("{}: block {} has the predicate {}, which is more than a guard of its domain",
-           kPrimitive, block_name, loop::print_expr(condition));
-    }
-  }
+// No block but the two reads B, and none that writes what the consumer reads or touches
+// its output runs between them or shares a loop with either.
+Refusal nothing_between(const std::vector<std::vector<Stmt>>& paths,
+                        const std::vector<Stmt>& producer_path,
+                        const std::vector<Stmt>& consumer_path, const BufferNode* buffer) {
+  const Block& producer = block_of(producer_path);
+  const Block& consumer = block_of(consumer_path);
   BufferUse consumer_use = block_buffer_use(consumer);
-  const BufferNode* output = consumer_store->buffer.get();
-  if (consumer_use.reads_buffer(output)) {
-    fail("{}: block {} reads {}, the buffer it writes", kPrimitive, block_name, output->name);
-  }
-
-  // The producer: the one block writing what the consumer reads.
-  std::vector<std::vector<Stmt>> paths = all_block_paths(func.body);
-  const std::vector<Stmt>* producer_path = nullptr;
-  for (const std::vector<Stmt>& other_path : paths) {
-    const Block& other = *other_path.back().as<Block>();
-    if (&other == &consumer) continue;
-    for (const BufferNode* input : consumer_use.reads) {
-      if (!block_buffer_use(other).writes_buffer(input)) continue;
-      if (producer_path && producer_path->back().as<Block>() != &other) {
-        fail("{}: block {} reads what two blocks write: {} and {}", kPrimitive, block_name,
-             producer_path->back().as<Block>()->name, other.name);
-      }
-      producer_path = &other_path;
-    }
-  }
-  if (!producer_path) fail("{}: no block writes what block {} reads", kPrimitive, block_name);
-  const Block& producer = *producer_path->back().as<Block>();
-  bool reduction = static_cast<bool>(producer.init);
-  for (const loop::IterVar& iter : producer.iter_vars) {
-    reduction = reduction || iter.kind == loop::IterKind::reduce;
-  }
-  if (reduction) {
-    fail("{}: the producer {} of block {} is a reduction; its output is final only after "
-         "its last step", kPrimitive, producer.name, block_name);
-  }
-  std::vector<size_t> producer_positions;
-  const loop::Store* producer_store = whole_store(producer, producer_positions);
-  if (!producer_store) {
-    fail("{}: the producer {} of block {} is not one store of one element per iteration over "
-         "its whole buffer", kPrimitive, producer.name, block_name);
-  }
-  const BufferNode* buffer = producer_store->buffer.get();
-  if (block_buffer_use(producer).writes.size() != 1) {
-    fail("{}: block {} writes more than one buffer", kPrimitive, producer.name);
-  }
-  if (is_param(func, buffer)) {
-    fail("{}: {} is a parameter of @{}; the function's outputs stay", kPrimitive, buffer->name,
-         func.name);
-  }
-  std::vector<std::vector<Expr>> loads = load_indices(consumer_store->value, buffer);
-  std::optional<std::vector<size_t>> positions =
-      loads.empty() ? std::nullopt : iter_var_positions(consumer, loads[0]);
-  bool bijection = positions && positions->size() == consumer.iter_vars.size();
-  for (size_t d = 0; bijection && d < positions->size(); ++d) {
-    bijection = consumer.iter_vars[(*positions)[d]].extent == buffer->shape[d];
-  }
-  for (const std::vector<Expr>& load : loads) {
-    for (size_t d = 0; bijection && d < load.size(); ++d) {
-      bijection = same_expr(load[d], loads[0][d]);
-    }
-  }
-  if (!bijection || consumer_use.writes.size() != 1) {
-    fail("{}: block {} does not read {} exactly at its own iteration variables, one element "
-         "per iteration over the whole buffer", kPrimitive, block_name, buffer->name);
-  }
-
-  // Nothing else may run between the two blocks that the move would reorder.
-  bool after_consumer = false;
+  const BufferNode* output = consumer.body.as<loop::Store>()->buffer.get();
   bool after_producer = false;
-  for (const std::vector<Stmt>& other_path : paths) {
-    const Block& other = *other_path.back().as<Block>();
+  bool after_consumer = false;
+  for (const std::vector<Stmt>& path : paths) {
+    const Block& other = block_of(path);
     if (&other == &producer) after_producer = true;
     if (&other == &consumer && !after_producer) {
-      fail("{}: block {} comes before its producer {}", kPrimitive, block_name, producer.name);
+      return fmt::format("block {} comes before its producer {}", consumer.name, producer.name);
     }
     if (&other == &consumer) after_consumer = true;
     if (&other == &producer || &other == &consumer) continue;
     BufferUse use = block_buffer_use(other);
     if (use.reads_buffer(buffer)) {
-      fail("{}: block {} also reads {}", kPrimitive, other.name, buffer->name);
+      return fmt::format("block {} also reads {}", other.name, buffer->name);
     }
     bool conflict = use.touches(output);
     for (const BufferNode* input : consumer_use.reads) {
       conflict = conflict || use.writes_buffer(input);
     }
-    bool apart = !share_loop(other_path, *producer_path) && !share_loop(other_path, path) &&
+    bool apart = !share_loop(path, producer_path) && !share_loop(path, consumer_path) &&
                  (!after_producer || after_consumer);
     if (conflict && !apart) {
-      fail("{}: block {} uses {} or what block {} reads between the blocks {} and {}",
-           kPrimitive, other.name, output->name, block_name, producer.name, block_name);
+      return fmt::format("block {} uses {} or what block {} reads between the blocks {} and {}",
+                         other.name, output->name, consumer.name, producer.name,
+                         consumer.name);
     }
   }
-  size_t root = nest_root_index(path);
-  if (root == 0 || !path[root - 1].as<loop::Seq>()) {
-    fail("{}: the loops of block {} are not in a sequence with other statements", kPrimitive,
-         block_name);
-  }
+  return std::nullopt;
+}
 
-  // The consumer's variables in terms of the producer's, then the folded store.
+// Step 4: the producer writing D[mapped indices] = g with its loads of B replaced by e.
+Stmt fold(const Block& producer, const Block& consumer, const BufferNode* buffer) {
+  const auto& producer_store = *producer.body.as<loop::Store>();
+  const auto& consumer_store = *consumer.body.as<loop::Store>();
+  std::vector<size_t> producer_positions = *iter_var_positions(producer, producer_store.indices);
+  std::vector<Expr> loaded = loop::accesses_of(loop::collect_accesses(consumer), buffer,
+                                               loop::AccessKind::load)[0].indices;
+  std::vector<size_t> positions = *iter_var_positions(consumer, loaded);
   loop::VarMap map;
-  for (size_t d = 0; d < positions->size(); ++d) {
-    map[consumer.iter_vars[(*positions)[d]].var.as<loop::Var>()] =
+  for (size_t d = 0; d < positions.size(); ++d) {
+    map[consumer.iter_vars[positions[d]].var.as<loop::Var>()] =
         producer.iter_vars[producer_positions[d]].var;
   }
-  LoadReplacer replacer(buffer, producer_store->value);
-  Expr value = loop::substitute(replacer.mutate(consumer_store->value), map);
+  LoadReplacer replacer(buffer, producer_store.value);
+  Expr value = loop::substitute(replacer.mutate(consumer_store.value), map);
   std::vector<Expr> indices;
-  for (const Expr& index : consumer_store->indices) indices.push_back(loop::substitute(index, map));
+  for (const Expr& index : consumer_store.indices) indices.push_back(loop::substitute(index, map));
   Block::Parts parts = producer.parts();
-  parts.body = loop::Store::make(consumer_store->buffer, indices, value);
+  parts.body = loop::Store::make(consumer_store.buffer, indices, value);
   auto mapped = [&map](loop::BufferRegion region) {
     for (loop::Range& range : region.region) {
       range.min = loop::substitute(range.min, map);
@@ -224,15 +174,47 @@ void reverse_compute_inline(PrimFunc& func, const std::string& block_name) {
   }
   parts.writes.clear();
   for (const loop::BufferRegion& write : consumer.writes) parts.writes.push_back(mapped(write));
+  return Block::make(std::move(parts));
+}
 
-  Stmt new_producer = Block::make(std::move(parts));
-  Stmt body = replace_stmt(func.body, path[root], Stmt());
+}  // namespace
+
+void reverse_compute_inline(PrimFunc& func, const std::string& block_name) {
+  std::vector<Stmt> path = block_path(func, block_name, kPrimitive);
+  const Block& consumer = *path.back().as<Block>();
+
+  // 1. The consumer: one store of an expression that reads nothing it writes.
+  require(kPrimitive, is_one_store(consumer));
+  require(kPrimitive, is_not_reduction(consumer));
+  require(kPrimitive, guards_only_its_domain(consumer));
+  require(kPrimitive, reads_no_output(consumer));
+
+  // 2. The producer writes one element of B per iteration; the consumer reads it back.
+  std::vector<std::vector<Stmt>> paths = all_block_paths(func.body);
+  const std::vector<Stmt>* producer_path = nullptr;
+  require(kPrimitive, has_one_producer(paths, consumer, producer_path));
+  const Block& producer = block_of(*producer_path);
+  require(kPrimitive, producer_is_final(producer, consumer));
+  require(kPrimitive, is_one_store(producer));
+  require(kPrimitive, stores_whole_buffer(producer));
+  const BufferNode* buffer = producer.body.as<loop::Store>()->buffer.get();
+  require(kPrimitive, writes_one_buffer(producer));
+  require(kPrimitive, is_not_parameter(func, producer, buffer));
+  require(kPrimitive, loads_whole_buffer(consumer, buffer));
+  require(kPrimitive, writes_one_buffer(consumer));
+
+  // 3. Nothing runs between the two blocks that the fold would reorder.
+  require(kPrimitive, nothing_between(paths, *producer_path, path, buffer));
+  require(kPrimitive, nest_is_in_sequence(path));
+
+  // 4. The producer computes the consumer's expression.
+  Stmt new_producer = fold(producer, consumer, buffer);
+
+  // 5. The consumer and B are gone.
+  Stmt body = replace_stmt(func.body, path[nest_root_index(path)], Stmt());
   body = replace_stmt(body, producer_path->back(), new_producer);
   body = remove_allocation(body, buffer);
-  if (buffer_use(body).touches(buffer)) {
-    fail("{}: {} is still used outside blocks after folding block {}", kPrimitive,
-         buffer->name, block_name);
-  }
+  require(kPrimitive, is_gone(body, buffer, "folding block " + block_name));
   commit_body(func, body, kPrimitive);
 }
 

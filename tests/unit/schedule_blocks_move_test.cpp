@@ -214,7 +214,7 @@ TEST_CASE("reverse_compute_at refuses what would change the result", "[schedule_
 })");
   CHECK_THAT(error_of(in_place,
                       [&](PrimFunc& f) { reverse_compute_at(f, "S", loop_of(f, "B", 0)); }),
-             Contains("reverse_compute_at: block S reads S, which it writes"));
+             Contains("reverse_compute_at: block S reads S, the buffer it writes"));
   CHECK_THAT(error_of(in_place,
                       [&](PrimFunc& f) { reverse_compute_at(f, "B", loop_of(f, "B", 0)); }),
              Contains("reverse_compute_at: block B is already under loop i"));

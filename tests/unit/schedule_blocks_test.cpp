@@ -336,7 +336,7 @@ TEST_CASE("reverse_compute_inline refuses what would change the result", "[sched
   }
 })");
   CHECK_THAT(error_of(transposed, [](PrimFunc& f) { reverse_compute_inline(f, "C"); }),
-             Contains("block C does not read B exactly at its own iteration variables"));
+             Contains("reverse_compute_inline: block C reads B at different indices"));
   PrimFunc output = parse_func(R"(func @f(A: f32[4], B: f32[4], C: f32[4]) {
   for i in 0..4 {
     block B(v = spatial(4) i) {
@@ -350,7 +350,7 @@ TEST_CASE("reverse_compute_inline refuses what would change the result", "[sched
   }
 })");
   CHECK_THAT(error_of(output, [](PrimFunc& f) { reverse_compute_inline(f, "C"); }),
-             Contains("reverse_compute_inline: B is a parameter of @f"));
+             Contains("reverse_compute_inline: block B writes B, a parameter of @f"));
 }
 
 // --- storage_align -----------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-// Substitution, variable uses and interval bounds of loop IR expressions. Course module 3.
+// Substitution, variable uses, interval bounds and structural equality of loop IR
+// expressions. Course module 3.
 #include "minic/ir/loop/analysis.h"
 
 #include "minic/ir/loop/visitor.h"
@@ -201,6 +202,20 @@ class BufferReplacer : public IRMutator {
   const Buffer& to_;
 };
 
+class CallFinder : public IRVisitor {
+ public:
+  explicit CallFinder(const std::string& name) : name_(name) {}
+  bool found = false;
+
+  void visit_Call(const Call* node) override {
+    found = found || node->name == name_;
+    IRVisitor::visit_Call(node);
+  }
+
+ private:
+  const std::string& name_;
+};
+
 }  // namespace
 
 Expr substitute(const Expr& expr, const VarMap& map) {
@@ -244,6 +259,38 @@ std::optional<int64_t> as_const_int(const Expr& expr) {
 Stmt replace_buffer(const Stmt& root, const Buffer& from, const Buffer& to) {
   BufferReplacer replacer(from, to);
   return replacer.mutate(root);
+}
+
+bool same_expr(const Expr& a, const Expr& b) {
+  if (a.same_as(b)) return true;
+  if (!a || !b || a.kind() != b.kind() || !(a.type() == b.type())) return false;
+  if (const auto* imm = a.as<IntImm>()) return imm->value == b.as<IntImm>()->value;
+  switch (a.kind()) {
+#define MINIC_SAME_BINARY(Node)                            \
+  case ExprKind::Node: {                                   \
+    const auto* x = a.as<Node>();                          \
+    const auto* y = b.as<Node>();                          \
+    return same_expr(x->a, y->a) && same_expr(x->b, y->b); \
+  }
+    MINIC_SAME_BINARY(Add)
+    MINIC_SAME_BINARY(Sub)
+    MINIC_SAME_BINARY(Mul)
+    MINIC_SAME_BINARY(FloorDiv)
+    MINIC_SAME_BINARY(FloorMod)
+    MINIC_SAME_BINARY(Div)
+    MINIC_SAME_BINARY(Mod)
+    MINIC_SAME_BINARY(Min)
+    MINIC_SAME_BINARY(Max)
+#undef MINIC_SAME_BINARY
+    default:
+      return false;
+  }
+}
+
+bool calls(const Stmt& stmt, const std::string& name) {
+  CallFinder finder(name);
+  finder.visit(stmt);
+  return finder.found;
 }
 
 }  // namespace minic::loop

@@ -23,6 +23,7 @@
 //      moved to the home.
 #include "minic/passes/loop/compact_buffers.h"
 
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/passes/loop/simplify.h"
@@ -37,45 +38,23 @@ using pass_util::equal_exprs;
 using pass_util::uses_buffer;
 
 // One access of the buffer, with the ranges of the loops between the home and it.
-struct Access {
+struct BoundedAccess {
   std::vector<Expr> indices;
   VarBounds inner;
 };
 
-class AccessCollector : public IRVisitor {
- public:
-  explicit AccessCollector(const BufferNode* buffer) : buffer_(buffer) {}
-
-  std::vector<Access> accesses;
-  bool has_block = false;
-
-  void visit_For(const For* node) override {
-    std::optional<int64_t> min = as_const_int(node->min);
-    std::optional<int64_t> extent = as_const_int(node->extent);
-    const Var* var = node->var.as<Var>();
-    // A loop of unknown range leaves its variable unbounded: its accesses keep whole
-    // dimensions.
-    if (min && extent && *extent > 0) inner_[var] = {*min, *min + *extent - 1};
-    IRVisitor::visit_For(node);
-    inner_.erase(var);
+// The ranges of the loops around an access. A loop of unknown range leaves its variable
+// unbounded: its accesses keep whole dimensions.
+VarBounds constant_ranges(const std::vector<LoopAround>& loops) {
+  VarBounds inner;
+  for (const LoopAround& around : loops) {
+    std::optional<int64_t> min = as_const_int(around.min);
+    std::optional<int64_t> extent = as_const_int(around.extent);
+    if (!min || !extent || *extent <= 0) continue;
+    inner[around.loop->var.as<Var>()] = {*min, *min + *extent - 1};
   }
-  void visit_Block(const Block* node) override {
-    has_block = true;
-    IRVisitor::visit_Block(node);
-  }
-  void visit_Load(const Load* node) override {
-    if (node->buffer.get() == buffer_) accesses.push_back({node->indices, inner_});
-    IRVisitor::visit_Load(node);
-  }
-  void visit_Store(const Store* node) override {
-    if (node->buffer.get() == buffer_) accesses.push_back({node->indices, inner_});
-    IRVisitor::visit_Store(node);
-  }
-
- private:
-  const BufferNode* buffer_;
-  VarBounds inner_;
-};
+  return inner;
+}
 
 // The part of one dimension the accesses cover: [min, min + extent).
 struct DimRegion {
@@ -94,9 +73,9 @@ std::pair<Expr, int64_t> scalar_start(const Expr& index) {
 }
 
 // Step 2 for dimension `d`; nullopt when the dimension must stay whole.
-std::optional<DimRegion> dim_region(const std::vector<Access>& accesses, size_t d) {
+std::optional<DimRegion> dim_region(const std::vector<BoundedAccess>& accesses, size_t d) {
   DimRegion region;
-  for (const Access& access : accesses) {
+  for (const BoundedAccess& access : accesses) {
     auto [start, reach] = scalar_start(access.indices[d]);
     if (reach < 0 || start.type().is_vector()) return std::nullopt;
     VarMap at_min;
@@ -184,13 +163,16 @@ Stmt rebuild(const std::vector<Stmt>& path, size_t at, const Stmt& replacement) 
 // loops inside `scope` varying (nullopt for a dimension that must stay whole). Empty if
 // `scope` has a block or no access.
 std::vector<std::optional<DimRegion>> regions_in(const Stmt& scope, const BufferNode* buffer) {
-  AccessCollector collector(buffer);
-  collector.visit(scope);
-  if (collector.has_block || collector.accesses.empty()) return {};
-  std::vector<std::optional<DimRegion>> regions;
-  for (size_t d = 0; d < buffer->shape.size(); ++d) {
-    regions.push_back(dim_region(collector.accesses, d));
+  std::vector<Access> all = collect_accesses(scope);
+  bool has_block = std::any_of(all.begin(), all.end(),
+                               [](const Access& access) { return access.block; });
+  std::vector<BoundedAccess> accesses;
+  for (const Access& access : accesses_of(all, buffer)) {
+    accesses.push_back({access.indices, constant_ranges(access.loops)});
   }
+  if (has_block || accesses.empty()) return {};
+  std::vector<std::optional<DimRegion>> regions;
+  for (size_t d = 0; d < buffer->shape.size(); ++d) regions.push_back(dim_region(accesses, d));
   return regions;
 }
 

@@ -1,37 +1,13 @@
 // Structural equality, operands of operator nodes, and the no-op statement. Course module 3.
 #include "pass_util.h"
 
-#include "minic/ir/loop/visitor.h"
+#include "minic/ir/loop/access.h"
 #include "minic/support/error.h"
 
 #include <cstring>
 
 namespace minic::loop::pass_util {
 namespace {
-
-class BufferUseFinder : public IRVisitor {
- public:
-  explicit BufferUseFinder(const BufferNode* buffer) : buffer_(buffer) {}
-  bool found = false;
-
-  void visit_Load(const Load* node) override {
-    found = found || node->buffer.get() == buffer_;
-    IRVisitor::visit_Load(node);
-  }
-  void visit_Store(const Store* node) override {
-    found = found || node->buffer.get() == buffer_;
-    IRVisitor::visit_Store(node);
-  }
-  void visit_Block(const Block* node) override {
-    for (const auto* regions : {&node->reads, &node->writes}) {
-      for (const BufferRegion& region : *regions) found = found || region.buffer.get() == buffer_;
-    }
-    IRVisitor::visit_Block(node);
-  }
-
- private:
-  const BufferNode* buffer_;
-};
 
 bool equal_lists(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   if (a.size() != b.size()) return false;
@@ -125,9 +101,7 @@ Expr make_operator(ExprKind kind, const std::vector<Expr>& operands) {
 }
 
 bool uses_buffer(const Stmt& stmt, const BufferNode* buffer) {
-  BufferUseFinder finder(buffer);
-  finder.visit(stmt);
-  return finder.found;
+  return buffer_use(stmt).touches(buffer);
 }
 
 Stmt no_op() { return Evaluate::make(IntImm::make(0)); }

@@ -20,7 +20,8 @@ std::vector<Expr> operands_of(const Expr& expr);
 // The operator node of `kind` over `operands` (the kinds operands_of takes apart).
 Expr make_operator(ExprKind kind, const std::vector<Expr>& operands);
 
-// True if `stmt` loads from or stores to `buffer`, or names it in a block region.
+// True if `stmt` loads from or stores to `buffer`, or names it in a block region
+// (loop::buffer_use, include/minic/ir/loop/access.h).
 bool uses_buffer(const Stmt& stmt, const BufferNode* buffer);
 
 // `evaluate 0`: the statement that does nothing.

@@ -22,6 +22,7 @@
 //   →  B[ramp(i * 4, 1, 4)] = A[ramp(i * 4, 1, 4)] + broadcast(1.0, 4)
 #include "minic/passes/loop/vectorize_loops.h"
 
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
@@ -243,30 +244,21 @@ class Widener {
 // True if every buffer the statement stores to is stored and loaded at one list of indices
 // only: then lane k touches only its own elements of it, whatever the other lanes do.
 bool lanes_independent(const Stmt& stmt) {
-  struct Accesses : IRVisitor {
-    std::map<const BufferNode*, std::vector<std::string>> stored;
-    std::vector<std::pair<const BufferNode*, std::vector<std::string>>> loaded;
-    static std::vector<std::string> text(const std::vector<Expr>& indices) {
-      std::vector<std::string> result;
-      for (const Expr& index : indices) result.push_back(print_expr(index));
-      return result;
-    }
-    bool conflict = false;
-    void visit_Store(const Store* node) override {
-      auto [it, inserted] = stored.emplace(node->buffer.get(), text(node->indices));
-      if (!inserted && it->second != text(node->indices)) conflict = true;
-      IRVisitor::visit_Store(node);
-    }
-    void visit_Load(const Load* node) override {
-      loaded.emplace_back(node->buffer.get(), text(node->indices));
-      IRVisitor::visit_Load(node);
-    }
-  } accesses;
-  accesses.visit(stmt);
-  if (accesses.conflict) return false;
-  for (const auto& [buffer, indices] : accesses.loaded) {
-    auto it = accesses.stored.find(buffer);
-    if (it != accesses.stored.end() && it->second != indices) return false;
+  auto text = [](const std::vector<Expr>& indices) {
+    std::vector<std::string> result;
+    for (const Expr& index : indices) result.push_back(print_expr(index));
+    return result;
+  };
+  std::vector<Access> accesses = collect_accesses(stmt);
+  std::map<const BufferNode*, std::vector<std::string>> stored;
+  for (const Access& access : accesses) {
+    if (access.kind != AccessKind::store) continue;
+    auto [it, inserted] = stored.emplace(access.buffer.get(), text(access.indices));
+    if (!inserted && it->second != text(access.indices)) return false;
+  }
+  for (const Access& access : accesses) {
+    auto it = stored.find(access.buffer.get());
+    if (it != stored.end() && it->second != text(access.indices)) return false;
   }
   return true;
 }

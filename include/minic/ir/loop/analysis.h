@@ -1,6 +1,7 @@
 // Small analyses of loop IR that passes and schedule primitives share: substituting
-// variables, asking which variables an expression uses, and the constant integer bounds of
-// an index expression.
+// variables, asking which variables an expression uses, the constant integer bounds of an
+// index expression, and structural equality of indices. Which buffers a statement touches
+// and where is the access analysis of access.h.
 //
 // Course module 3. Schedule primitives rewrite the loops around a block and must then say
 // which part of a buffer the block touches under the new loops (compute_at, cache_read);
@@ -69,5 +70,13 @@ IntBound bound_of(const Expr& expr, const VarBounds& bounds);
 
 // The value of `expr` if it is an integer immediate (IntImm), else nullopt.
 std::optional<int64_t> as_const_int(const Expr& expr);
+
+// Structural equality of index expressions: the same variables (by node), integer
+// constants and arithmetic operators (+ - * / % floordiv floormod min max). Other kinds
+// compare by identity.
+bool same_expr(const Expr& a, const Expr& b);
+
+// True if `stmt` evaluates a call named `name` (a GPU barrier: "barrier").
+bool calls(const Stmt& stmt, const std::string& name);
 
 }  // namespace minic::loop
