@@ -4,7 +4,9 @@
 //
 // Parses a loop IR module (include/minic/ir/loop/parser.h). With `--trace`, replays the
 // trace (include/minic/schedule/trace.h) on one function of the module: the only one, or
-// the one `--func` names. With `--passes`, runs loop passes by name (include/minic/passes/pass_manager.h) on every function, after the trace, under the
+// the one `--func` names; `--print-after-step` prints, on stderr, each instruction and the
+// function after it (an observer on the Schedule). With `--passes`, runs loop passes by
+// name (include/minic/passes/pass_manager.h) on every function, after the trace, under the
 // pass manager's flags (pass_flags.h: --print-ir-after, --print-ir-after-change,
 // --time-passes, --verify-each[=numeric]). Then prints the module as loop IR (the default;
 // with neither option the module prints unchanged, so print∘parse can be checked from the
@@ -36,6 +38,7 @@ struct ScheduleOptions {
   std::string func;
   std::string passes;
   PassFlags pass_flags;
+  bool print_after_step = false;
   std::string emit = "mloop";  // "mloop", "c" or "trace"
   std::string output;
 };
@@ -59,6 +62,13 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
   loop::PrimFunc& func = select_function(module, options);
   schedule::Trace trace = schedule::parse_trace(read_file(options.trace), options.trace);
   schedule::Schedule sch(func);
+  if (options.print_after_step) {
+    int step = 0;
+    sch.observe([&step](const schedule::Instruction& instruction, const loop::PrimFunc& after) {
+      fmt::print(stderr, "// ----- after step {}: {} -----\n{}", ++step,
+                 schedule::print_instruction(instruction), loop::print_func(after));
+    });
+  }
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
     try {
       sch.apply(trace.instructions[i]);
@@ -72,6 +82,9 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
 }
 
 int run_schedule(const ScheduleOptions& options) {
+  if (options.print_after_step && options.trace.empty()) {
+    fail("--print-after-step needs a trace to replay (--trace FILE.trace)");
+  }
   loop::LoopModule module = loop::parse_loop_module(read_file(options.input), options.input);
   schedule::Trace applied;
   if (!options.trace.empty()) applied = apply_trace(module, options);
@@ -122,6 +135,8 @@ Command add_schedule_command(CLI::App& app) {
                   "Loop passes to run after the trace, comma-separated, or 'default' (the "
                   "default loop pipeline)");
   add_pass_flags(*sub, options->pass_flags);
+  sub->add_flag("--print-after-step", options->print_after_step,
+                "With --trace: print (on stderr) each instruction and the function after it");
   sub->add_option("--emit", options->emit,
                   "What to print: 'mloop' (the default), 'c', or 'trace' (the trace replayed)")
       ->check(CLI::IsMember({"mloop", "c", "trace"}));
