@@ -38,8 +38,9 @@ struct PassManagerOptions {
   // Run the structural verifier after each pass (it always runs after the last).
   bool verify_each = true;
   // Called once with the IR before the first pass (not at all when no pass is to run),
-  // and after each pass with its name and the IR; a hook throws to stop. `--verify-each=numeric` records outputs in the first
-  // and compares them in the second (include/minic/runtime/numeric_check.h).
+  // and after each pass with its name and the IR; a hook throws to stop.
+  // `--verify-each=numeric` records results in the first and compares them in the
+  // second (include/minic/runtime/numeric_check.h).
   std::function<void(const IR& ir)> before_all;
   std::function<void(const std::string& pass, const IR& ir)> after_each;
   // Where printing goes (stdout when empty).
