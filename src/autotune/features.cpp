@@ -18,7 +18,7 @@
 
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/visitor.h"
-#include "minic/passes/loop/registry.h"
+#include "minic/passes/pass_manager.h"
 #include "minic/support/error.h"
 
 #include <algorithm>
@@ -373,7 +373,7 @@ std::vector<float> extract_features(const loop::PrimFunc& func) {
 std::vector<float> features_of_scheduled(const loop::PrimFunc& scheduled) {
   loop::LoopModule module;
   module.functions.push_back(scheduled);
-  loop::run_loop_passes(module, loop::default_loop_pipeline());
+  run_passes(module, loop::default_loop_pipeline());
   return extract_features(module.functions.at(0));
 }
 

@@ -24,7 +24,7 @@
 
 #include "minic/codegen/llvm.h"
 #include "minic/tensor/tensor.h"
-#include "minic/passes/loop/registry.h"
+#include "minic/passes/pass_manager.h"
 #include "minic/runtime/thread_pool.h"
 #include "minic/support/error.h"
 
@@ -123,7 +123,7 @@ int64_t flush_from_caches(const std::vector<std::pair<const std::byte*, size_t>>
 // Steps 1-3 of measure.h for one candidate; returns the report for the pipe.
 std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions& options) {
   loop::LoopModule module{{candidate}};
-  loop::run_loop_passes(module, loop::default_loop_pipeline());
+  run_passes(module, loop::default_loop_pipeline());
   // compile_model's options: O3, no fast-math, one element's alignment assumed.
   codegen::LlvmOptions llvm_options;
   llvm_options.parallel_for = &minic_parallel_for;

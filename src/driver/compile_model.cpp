@@ -9,7 +9,6 @@
 #include "minic/autotune/task.h"
 #include "minic/codegen/llvm.h"
 #include "minic/lower/lower.h"
-#include "minic/passes/loop/registry.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/thread_pool.h"
 #include "minic/schedule/rules.h"
@@ -116,7 +115,7 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
     kernel_of[node] = name;
     kernels.functions.push_back(std::move(func));
   }
-  loop::run_loop_passes(kernels, loop::default_loop_pipeline());
+  run_passes(kernels, options.loop_passes, options.loop_pass_options);
 
   // 5. Code generation.
   auto codegen_start = Clock::now();

@@ -1,122 +1,145 @@
-// The pass registry and the pass manager. Course module 2.
+// The pass manager, written once for both kinds of pass. Course modules 2 and 4.
 //
-// run_passes: for each pass name, look it up, run it, and then -- as the options ask --
-// verify the graph (naming the pass that broke it), print it, time it, and call the hook.
-// Whether a pass changed the graph is decided by comparing its text before and after.
+// run_pipeline is a template over the IR unit. What differs between a Graph and a
+// loop::LoopModule -- which registry entries to look in, how a pass runs on the unit, how
+// the unit prints and verifies -- is in one small traits struct per unit, below; the rest
+// is the same code for both:
+//   1. look every name up first, so that an unknown pass fails before any pass runs;
+//   2. call the before_all hook with the IR as given (unless no pass is to run);
+//   3. for each pass: run it (timed); verify the IR when asked, and always after the
+//      last pass, naming the pass that broke it; print the IR when asked (only if its
+//      text changed, with --print-ir-after-change); call the after_each hook;
+//   4. print the timing table when asked.
 #include "minic/passes/pass_manager.h"
 
 #include "minic/ir/graph/text.h"
+#include "minic/ir/loop/printer.h"
+#include "minic/ir/loop/verifier.h"
 #include "minic/ir/graph/verifier.h"
+#include "minic/support/error.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 
 namespace minic {
-
-void register_builtin_passes();  // registry.cpp
-
 namespace {
 
-std::map<std::string, PassInfo, std::less<>>& registry() {
-  static std::map<std::string, PassInfo, std::less<>> passes;
+struct GraphUnit {
+  static constexpr PassKind kind = PassKind::graph;
+
+  static void run(const PassInfo& pass, Graph& graph) { std::get<GraphPassFn>(pass.run)(graph); }
+  static std::string text(const Graph& graph) {
+    GraphPrintOptions options;
+    options.elide_large_constants = true;
+    return print_graph(graph, options);
+  }
+  static void verify(const std::string& pass, const Graph& graph) {
+    try {
+      verify_graph(graph);
+    } catch (const Error& error) {
+      fail("after pass '{}', the graph is broken: {}", pass, error.what());
+    }
+  }
+};
+
+struct LoopUnit {
+  static constexpr PassKind kind = PassKind::loop;
+
+  static void run(const PassInfo& pass, loop::LoopModule& module) {
+    const LoopPassFn& fn = std::get<LoopPassFn>(pass.run);
+    for (loop::PrimFunc& func : module.functions) func = fn(std::move(func));
+  }
+  static std::string text(const loop::LoopModule& module) { return loop::print_module(module); }
+  static void verify(const std::string& pass, const loop::LoopModule& module) {
+    for (const loop::PrimFunc& func : module.functions) {
+      try {
+        loop::verify_func(func);
+      } catch (const Error& error) {
+        fail("loop pass '{}' produced invalid IR: {}", pass, error.what());
+      }
+    }
+  }
+};
+
+template <typename Unit>
+std::vector<const PassInfo*> look_up(const std::vector<std::string>& names) {
+  std::vector<const PassInfo*> passes;
+  for (const std::string& name : names) {
+    const PassInfo* pass = PassRegistry::find(Unit::kind, name);
+    if (!pass) {
+      std::vector<std::string> known;
+      for (const PassInfo* info : PassRegistry::all(Unit::kind)) known.push_back(info->name);
+      fail("unknown {} pass '{}' (passes: {})", pass_kind_name(Unit::kind), name,
+           fmt::join(known, ", "));
+    }
+    passes.push_back(pass);
+  }
   return passes;
 }
 
-// The built-in passes are registered on first use, so that the registry does not depend
-// on the order in which static objects start.
-void ensure_builtins() {
-  static const bool registered = (register_builtin_passes(), true);
-  (void)registered;
+bool wants_print(const std::vector<std::string>& print_ir_after, const std::string& name) {
+  return std::find(print_ir_after.begin(), print_ir_after.end(), "all") != print_ir_after.end() ||
+         std::find(print_ir_after.begin(), print_ir_after.end(), name) != print_ir_after.end();
 }
 
-std::string graph_text(const Graph& graph) {
-  GraphPrintOptions options;
-  options.elide_large_constants = true;
-  return print_graph(graph, options);
-}
-
-}  // namespace
-
-void PassRegistry::add(std::string name, GraphPassFn run, std::string summary) {
-  MINIC_CHECK(!registry().count(name));
-  std::string key = name;
-  registry().emplace(std::move(key), PassInfo{std::move(name), std::move(summary), std::move(run)});
-}
-
-const PassInfo* PassRegistry::find(std::string_view name) {
-  ensure_builtins();
-  auto it = registry().find(name);
-  return it == registry().end() ? nullptr : &it->second;
-}
-
-std::vector<const PassInfo*> PassRegistry::all() {
-  ensure_builtins();
-  std::vector<const PassInfo*> result;
-  for (const auto& [name, info] : registry()) result.push_back(&info);
-  return result;
-}
-
-void run_passes(Graph& graph, const std::vector<std::string>& passes,
-                const PassManagerOptions& options) {
-  std::vector<const PassInfo*> chosen;
-  for (const std::string& name : passes) {
-    const PassInfo* pass = PassRegistry::find(name);
-    if (!pass) {
-      std::vector<std::string> known;
-      for (const PassInfo* info : PassRegistry::all()) known.push_back(info->name);
-      fail("unknown pass '{}' (passes: {})", name, fmt::join(known, ", "));
-    }
-    chosen.push_back(pass);
+std::string timing_table(PassKind kind, const std::vector<std::pair<std::string, double>>& times) {
+  double total = 0;
+  for (const auto& [name, ms] : times) total += ms;
+  std::string table = fmt::format("// ----- {} pass timing -----\n", pass_kind_name(kind));
+  for (const auto& [name, ms] : times) {
+    double percent = total > 0 ? 100 * ms / total : 0.0;
+    table += fmt::format("//  {:>9.3f} ms  {:5.1f}%  {}\n", ms, percent, name);
   }
+  table += fmt::format("//  {:>9.3f} ms  100.0%  total\n", total);
+  return table;
+}
+
+template <typename Unit, typename IR>
+void run_pipeline(IR& ir, const std::vector<std::string>& names,
+                  const PassManagerOptions<IR>& options) {
+  std::vector<const PassInfo*> passes = look_up<Unit>(names);
   auto print = [&](const std::string& text) {
     if (options.print) options.print(text);
     else fmt::print("{}", text);
   };
-  auto wants_print = [&](const std::string& name) {
-    const auto& names = options.print_ir_after;
-    return std::find(names.begin(), names.end(), "all") != names.end() ||
-           std::find(names.begin(), names.end(), name) != names.end();
-  };
+  if (options.before_all && !passes.empty()) options.before_all(ir);
 
   std::vector<std::pair<std::string, double>> times;
-  for (size_t i = 0; i < chosen.size(); ++i) {
-    const PassInfo& pass = *chosen[i];
-    bool printing = wants_print(pass.name);
-    std::string before = printing && options.print_ir_after_change ? graph_text(graph) : "";
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const PassInfo& pass = *passes[i];
+    bool printing = wants_print(options.print_ir_after, pass.name);
+    std::string before = printing && options.print_ir_after_change ? Unit::text(ir) : "";
 
     auto start = std::chrono::steady_clock::now();
-    pass.run(graph);
+    Unit::run(pass, ir);
     auto stop = std::chrono::steady_clock::now();
     times.emplace_back(pass.name, std::chrono::duration<double, std::milli>(stop - start).count());
 
-    if (options.verify_each || i + 1 == chosen.size()) {
-      try {
-        verify_graph(graph);
-      } catch (const Error& error) {
-        fail("after pass '{}', the graph is broken: {}", pass.name, error.what());
-      }
-    }
+    if (options.verify_each || i + 1 == passes.size()) Unit::verify(pass.name, ir);
     if (printing) {
-      std::string after = graph_text(graph);
+      std::string after = Unit::text(ir);
       if (!options.print_ir_after_change || after != before) {
-        print(fmt::format("// ----- IR after {} -----\n{}", pass.name, after));
+        print(fmt::format("// ----- IR after {} pass {} -----\n{}", pass_kind_name(Unit::kind),
+                          pass.name, after));
       }
     }
-    if (options.after_each) options.after_each(pass.name, graph);
+    if (options.after_each) options.after_each(pass.name, ir);
   }
+  if (options.time_passes) print(timing_table(Unit::kind, times));
+}
 
-  if (options.time_passes) {
-    double total = 0;
-    for (const auto& [name, ms] : times) total += ms;
-    std::string table = "// ----- pass timing -----\n";
-    for (const auto& [name, ms] : times) {
-      double percent = total > 0 ? 100 * ms / total : 0.0;
-      table += fmt::format("//  {:>9.3f} ms  {:5.1f}%  {}\n", ms, percent, name);
-    }
-    table += fmt::format("//  {:>9.3f} ms  100.0%  total\n", total);
-    print(table);
-  }
+}  // namespace
+
+void run_passes(Graph& graph, const std::vector<std::string>& passes,
+                const PassManagerOptions<Graph>& options) {
+  run_pipeline<GraphUnit>(graph, passes, options);
+}
+
+void run_passes(loop::LoopModule& module, const std::vector<std::string>& passes,
+                const PassManagerOptions<loop::LoopModule>& options) {
+  run_pipeline<LoopUnit>(module, passes, options);
 }
 
 }  // namespace minic

@@ -1,8 +1,11 @@
-// minic's default graph pipeline, in order. Course module 2.
+// minic's default pipelines, in order: the graph passes, then the loop passes. Course
+// modules 2 and 4.
 //
-// Read top to bottom: clean up what exporters leave behind, fold what is known before
-// running, recognise decomposed ops, then group what remains into fused kernels.
-#include "minic/passes/pass_manager.h"
+// Read top to bottom. The graph pipeline cleans up what exporters leave behind, folds what
+// is known before running, recognises decomposed ops, then groups what remains into fused
+// kernels. The loop pipeline takes each kernel, after its schedule, to what code generation
+// wants: plain loops, small staging buffers, one-dimensional memory, vector code.
+#include "minic/passes/pipeline.h"
 
 namespace minic {
 
@@ -25,4 +28,19 @@ const std::vector<std::string>& default_pipeline() {
   return pipeline;
 }
 
+namespace loop {
+
+const std::vector<std::string>& default_loop_pipeline() {
+  static const std::vector<std::string> pipeline = {
+      "lower-blocks",     // blocks → plain loops, ifs and allocations
+      "compact-buffers",  // staging buffers shrunk to their tiles: accumulators in registers
+      "unroll-loops",     // unrolled loops → copies of their body
+      "flatten-buffers",  // buffers one-dimensional: (p / W) * W + p % W, to simplify to p
+      "simplify",         // index arithmetic simplified with the loop bounds
+      "vectorize-loops",  // vectorized loops → vector code (ramp, broadcast)
+  };
+  return pipeline;
+}
+
+}  // namespace loop
 }  // namespace minic

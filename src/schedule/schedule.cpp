@@ -4,8 +4,8 @@
 // Every method is one call of `apply` with an Instruction, so a method call and a replayed
 // trace line take the same path: look the primitive up (instruction_table.cpp), read and
 // check its arguments, run it on a copy of the function, and only if it succeeds keep the
-// new function, bind the result names and append the instruction to the trace. A failed
-// primitive leaves the schedule exactly as it was.
+// new function, bind the result names and append the instruction to the trace, then tell
+// the observer, if there is one. A failed primitive leaves the schedule exactly as it was.
 #include "minic/schedule/schedule.h"
 
 #include "instruction_table.h"
@@ -108,6 +108,7 @@ std::vector<std::string> Schedule::apply(Instruction instruction) {
   }
   func_ = std::move(scheduled);
   trace_.instructions.push_back(instruction);
+  if (observer_) observer_(trace_.instructions.back(), func_);
   return instruction.results;
 }
 

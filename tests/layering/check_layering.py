@@ -30,6 +30,7 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 AREA_CALL = re.compile(r"^\s*minic_area\((.*?)\)", re.S | re.M)
 KEYWORDS = ("NAME", "SOURCES", "HEADERS", "DEPS")
+FLAGS = ("OBJECT",)
 
 
 class Area:
@@ -51,6 +52,8 @@ def parse_areas(cmake_text):
         fields = {key: [] for key in KEYWORDS}
         key = None
         for word in words:
+            if word in FLAGS:
+                continue
             if word in KEYWORDS:
                 key = word
             elif key:

@@ -76,7 +76,7 @@ inline PassSelection parse_pass_selection(const std::string& text) {
   std::stringstream stream(text);
   for (std::string name; std::getline(stream, name, ',');) {
     if (name.empty()) continue;
-    if (!PassRegistry::find(name)) fail("--passes: unknown pass '{}'", name);
+    if (!PassRegistry::find(PassKind::graph, name)) fail("--passes: unknown pass '{}'", name);
     selection.passes.push_back(name);
   }
   return selection;

@@ -16,7 +16,6 @@
 #include "minic/ir/graph/text.h"
 #include "minic/lower/lower.h"
 #include "minic/ops/shape_inference.h"
-#include "minic/passes/loop/registry.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/schedule/primitives.h"
 #include "minic/schedule/rules.h"
@@ -171,7 +170,7 @@ int check_random_points(const loop::PrimFunc& func, bool exact,
     if (loop::print_func(scheduled) != unscheduled) ++changed;
     CHECK_THAT(schedule::print_trace(trace), Catch::Contains(in_every_trace));
     loop::LoopModule module{{scheduled}};
-    CHECK_NOTHROW(loop::run_loop_passes(module, loop::default_loop_pipeline()));
+    CHECK_NOTHROW(run_passes(module, loop::default_loop_pipeline()));
     schedule::test::check_same_outputs(func, scheduled, static_cast<uint32_t>(p), exact);
     CHECK(space.contains(space.mutate(point, rng)));
     CHECK(space.contains(space.crossover(point, previous, rng)));

@@ -6,8 +6,8 @@
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
-#include "minic/passes/loop/registry.h"
 #include "minic/passes/loop/vectorize_loops.h"
+#include "minic/passes/pass_registry.h"
 #include "minic/runtime/compare.h"
 
 #include <catch2/catch.hpp>
@@ -161,5 +161,5 @@ func @shift(A: f32[8], B: f32[8]) {
 }
 
 TEST_CASE("vectorize-loops is registered as a loop pass", "[llvm][vectorize_loops]") {
-  CHECK(find_loop_pass("vectorize-loops").run != nullptr);
+  CHECK(PassRegistry::find(PassKind::loop, "vectorize-loops") != nullptr);
 }

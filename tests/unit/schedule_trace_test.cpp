@@ -93,6 +93,28 @@ TEST_CASE("a schedule records its calls and replays them to the same IR", "[sche
   CHECK(replayed.block_name("b_C") == "C");
 }
 
+TEST_CASE("the observer sees each instruction as recorded and the function after it",
+          "[schedule_trace]") {
+  Schedule sch(matmul());
+  std::vector<std::string> steps;
+  std::vector<std::string> funcs;
+  sch.observe([&](const Instruction& step, const loop::PrimFunc& after) {
+    steps.push_back(print_instruction(step));
+    funcs.push_back(loop::print_func(after));
+  });
+  sch.replay(parse_trace("b = get_block(\"C\")\ni, j, k = get_loops(b)\n"));
+  sch.split({"i"}, {-1, 16});
+  CHECK(steps == std::vector<std::string>{"b = get_block(\"C\")", "i, j, k = get_loops(b)",
+                                          "i_0, i_1 = split(i, [-1, 16])"});
+  REQUIRE(funcs.size() == 3);
+  CHECK(funcs[1] == loop::print_func(matmul()));
+  CHECK(funcs[2] == loop::print_func(sch.func()));
+  CHECK(funcs[2] != funcs[1]);
+  // A refused instruction is not observed.
+  CHECK_THROWS_AS(sch.vectorize({"b"}), Error);
+  CHECK(steps.size() == 3);
+}
+
 TEST_CASE("bad instructions are errors that leave the schedule unchanged", "[schedule_trace]") {
   Schedule sch(matmul());
   sch.replay(parse_trace("b = get_block(\"C\")\ni, j, k = get_loops(b)\n"));

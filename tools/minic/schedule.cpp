@@ -4,19 +4,23 @@
 //
 // Parses a loop IR module (include/minic/ir/loop/parser.h). With `--trace`, replays the
 // trace (include/minic/schedule/trace.h) on one function of the module: the only one, or
-// the one `--func` names. With `--passes`, runs loop passes by name
-// (include/minic/passes/loop/registry.h) on every function, after the trace. Then prints
-// the module as loop IR (the default; with neither option the module prints unchanged, so
-// print∘parse can be checked from the command line), as the equivalent C (`--emit c`,
-// include/minic/ir/loop/c_printer.h), or the trace as replayed (`--emit trace`). A bad
-// trace is an error naming the file, the line, the primitive and the reason.
+// the one `--func` names; `--print-after-step` prints, on stderr, each instruction and the
+// function after it (an observer on the Schedule). With `--passes`, runs loop passes by
+// name (include/minic/passes/pass_manager.h) on every function, after the trace, under the
+// pass manager's flags (pass_flags.h: --print-ir-after, --print-ir-after-change,
+// --time-passes, --verify-each[=numeric]). Then prints the module as loop IR (the default;
+// with neither option the module prints unchanged, so print∘parse can be checked from the
+// command line), as the equivalent C (`--emit c`, include/minic/ir/loop/c_printer.h), or
+// the trace as replayed (`--emit trace`). A bad trace is an error naming the file, the
+// line, the primitive and the reason.
 #include "commands.h"
 
-#include "graph_input.h"
+#include "pass_flags.h"
+
 #include "minic/ir/loop/c_printer.h"
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/printer.h"
-#include "minic/passes/loop/registry.h"
+#include "minic/passes/pass_manager.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
 #include "minic/support/file.h"
@@ -33,6 +37,8 @@ struct ScheduleOptions {
   std::string trace;
   std::string func;
   std::string passes;
+  PassFlags pass_flags;
+  bool print_after_step = false;
   std::string emit = "mloop";  // "mloop", "c" or "trace"
   std::string output;
 };
@@ -56,6 +62,13 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
   loop::PrimFunc& func = select_function(module, options);
   schedule::Trace trace = schedule::parse_trace(read_file(options.trace), options.trace);
   schedule::Schedule sch(func);
+  if (options.print_after_step) {
+    int step = 0;
+    sch.observe([&step](const schedule::Instruction& instruction, const loop::PrimFunc& after) {
+      fmt::print(stderr, "// ----- after step {}: {} -----\n{}", ++step,
+                 schedule::print_instruction(instruction), loop::print_func(after));
+    });
+  }
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
     try {
       sch.apply(trace.instructions[i]);
@@ -69,10 +82,16 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
 }
 
 int run_schedule(const ScheduleOptions& options) {
+  if (options.print_after_step && options.trace.empty()) {
+    fail("--print-after-step needs a trace to replay (--trace FILE.trace)");
+  }
   loop::LoopModule module = loop::parse_loop_module(read_file(options.input), options.input);
   schedule::Trace applied;
   if (!options.trace.empty()) applied = apply_trace(module, options);
-  if (!options.passes.empty()) loop::run_loop_passes(module, parse_pass_list(options.passes));
+  if (!options.passes.empty()) {
+    run_passes(module, parse_loop_pass_list(options.passes),
+               loop_pass_options(options.pass_flags));
+  }
 
   std::string text;
   if (options.emit == "c") {
@@ -92,8 +111,8 @@ int run_schedule(const ScheduleOptions& options) {
 
 std::string loop_pass_list() {
   std::string list;
-  for (const loop::LoopPassInfo& pass : loop::loop_passes()) {
-    list += fmt::format("\n  {:<20} {}", pass.name, pass.description);
+  for (const PassInfo* pass : PassRegistry::all(PassKind::loop)) {
+    list += fmt::format("\n  {:<20} {}", pass->name, pass->summary);
   }
   return list.empty() ? " (none yet)" : list;
 }
@@ -113,7 +132,11 @@ Command add_schedule_command(CLI::App& app) {
   sub->add_option("--func", options->func,
                   "The function the trace applies to (needed when the module has several)");
   sub->add_option("--passes", options->passes,
-                  "Loop passes to run after the trace, comma-separated");
+                  "Loop passes to run after the trace, comma-separated, or 'default' (the "
+                  "default loop pipeline)");
+  add_pass_flags(*sub, options->pass_flags);
+  sub->add_flag("--print-after-step", options->print_after_step,
+                "With --trace: print (on stderr) each instruction and the function after it");
   sub->add_option("--emit", options->emit,
                   "What to print: 'mloop' (the default), 'c', or 'trace' (the trace replayed)")
       ->check(CLI::IsMember({"mloop", "c", "trace"}));

@@ -6,7 +6,7 @@
 //   1. graph passes     run_passes(graph, default_pipeline())   src/passes/graph
 //   2. lowering         lower_node per kernel                   src/ops (compute rules)
 //   3. scheduling       a tuned or the default CPU schedule     src/autotune, src/schedule/rules
-//   4. loop passes      simplify, vectorize-loops, ...          src/passes/loop
+//   4. loop passes      run_passes(kernels, default_loop_pipeline())  src/passes/loop
 //   5. code generation  compile_llvm on the module              src/codegen/llvm
 //   6. planning         steps, buffers, memory plan             src/driver/execution_plan.cpp
 //
@@ -37,6 +37,10 @@ struct CompileOptions {
   // Apply the default CPU schedules (src/schedule/rules); without, kernels stay as
   // lowered (naive loop nests).
   bool schedule = true;
+  // Loop passes to run on every kernel after its schedule, by name, and what the pass
+  // manager prints, times and checks around them (`minic opt --emit scheduled`'s flags).
+  std::vector<std::string> loop_passes = loop::default_loop_pipeline();
+  PassManagerOptions<loop::LoopModule> loop_pass_options;
   // LLVM: the optimisation level, and fast-math (reassociating float reductions).
   int opt_level = 3;
   bool fast_math = false;

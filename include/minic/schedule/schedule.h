@@ -21,6 +21,7 @@
 #include "minic/ir/loop/stmt.h"
 #include "minic/schedule/trace.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -73,6 +74,14 @@ class Schedule {
   // Applies every instruction of `trace` in order.
   void replay(const Trace& trace);
 
+  // Called after every instruction the schedule applies (a typed method or a replayed
+  // line), with the instruction as recorded (its result names bound) and the function
+  // after it: what `minic schedule --print-after-step` prints. Setting an observer
+  // replaces the one before; an empty one observes nothing.
+  using StepObserver =
+      std::function<void(const Instruction& step, const loop::PrimFunc& after)>;
+  void observe(StepObserver observer) { observer_ = std::move(observer); }
+
   // The block or loop a trace variable names (Error if it names none or the other kind).
   std::string block_name(const std::string& var) const;
   loop::Expr loop_var(const std::string& var) const;
@@ -85,6 +94,7 @@ class Schedule {
   Trace trace_;
   std::map<std::string, std::string> blocks_;  // trace variable → block name
   std::map<std::string, loop::Expr> loops_;    // trace variable → loop variable
+  StepObserver observer_;
 };
 
 // The names of every primitive a trace may use, for help texts and errors.

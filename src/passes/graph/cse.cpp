@@ -35,6 +35,7 @@
 //   %a = Relu(%x) : f32[4]
 //   %y = Add(%a, %a) : f32[4]
 #include "minic/passes/graph/cse.h"
+#include "minic/passes/pass_registry.h"
 
 #include <algorithm>
 #include <bit>
@@ -159,5 +160,8 @@ void eliminate_common_subexpressions(Graph& graph) {
   merge_nodes(graph);
   graph.remove_unused_values();
 }
+
+MINIC_REGISTER_GRAPH_PASS("cse", eliminate_common_subexpressions,
+                          "merge nodes that compute the same op on the same inputs");
 
 }  // namespace minic

@@ -28,6 +28,7 @@
 //   %y = Neg(%x) : f32[4]
 //   return %y
 #include "minic/passes/graph/dce.h"
+#include "minic/passes/pass_registry.h"
 
 #include <algorithm>
 #include <ranges>
@@ -54,5 +55,8 @@ void eliminate_dead_code(Graph& graph) {
   }
   graph.remove_unused_values();
 }
+
+MINIC_REGISTER_GRAPH_PASS("dce", eliminate_dead_code,
+                          "remove nodes and constants whose results are never used");
 
 }  // namespace minic

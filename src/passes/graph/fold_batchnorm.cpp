@@ -37,6 +37,7 @@
 // After (%w_bn is %w scaled by s per output channel, %w_bias_bn is t):
 //   %y = Conv(%x, %w_bn, %w_bias_bn) : f32[1,8,4,4]
 #include "minic/passes/graph/fold_batchnorm.h"
+#include "minic/passes/pass_registry.h"
 
 #include "graph_edit.h"
 #include "minic/ops/op.h"
@@ -262,5 +263,8 @@ void fold_batchnorm(Graph& graph) {
   if (added) graph.sort_topologically();
   if (changed) graph.remove_unused_values();
 }
+
+MINIC_REGISTER_GRAPH_PASS("fold-batchnorm", fold_batchnorm,
+                          "fold inference BatchNormalization into the Conv or Gemm before it");
 
 }  // namespace minic

@@ -40,6 +40,7 @@
 //   %n = const i64[2] dense<[4, 2]>
 //   %y = MatMul(%x, %w) : f32[4,3]
 #include "minic/passes/graph/fold_constants.h"
+#include "minic/passes/pass_registry.h"
 
 #include "minic/ops/shape_inference.h"
 
@@ -110,5 +111,8 @@ void fold_constants(Graph& graph) {
   }
   graph.remove_unused_values();
 }
+
+MINIC_REGISTER_GRAPH_PASS("fold-constants", fold_constants,
+    "evaluate nodes whose inputs are all constant, through the reference kernels");
 
 }  // namespace minic

@@ -34,6 +34,7 @@
 // After (%w_scaled and %b_scaled are %w and %b scaled by %s per output channel):
 //   %y = Conv(%x, %w_scaled, %b_scaled) : f32[1,8,4,4]
 #include "minic/passes/graph/fold_conv_affine.h"
+#include "minic/passes/pass_registry.h"
 
 #include "graph_edit.h"
 
@@ -120,5 +121,8 @@ void fold_conv_affine(Graph& graph) {
   }
   if (changed) graph.remove_unused_values();
 }
+
+MINIC_REGISTER_GRAPH_PASS("fold-conv-affine", fold_conv_affine,
+                          "fold a Mul or Add by a per-channel constant into the Conv before it");
 
 }  // namespace minic

@@ -37,6 +37,7 @@
 // After:
 //   %y = Gelu(%x)
 #include "minic/passes/graph/fuse_gelu.h"
+#include "minic/passes/pass_registry.h"
 
 #include "pattern.h"
 
@@ -229,5 +230,8 @@ std::optional<pattern::Replacement> match_gelu(Graph& graph, Node& root) {
 }  // namespace
 
 void fuse_gelu(Graph& graph) { pattern::rewrite_matches(graph, match_gelu); }
+
+MINIC_REGISTER_GRAPH_PASS("fuse-gelu", fuse_gelu,
+                          "replace the Erf- and Tanh-based GELU subgraphs by one Gelu");
 
 }  // namespace minic

@@ -45,6 +45,7 @@
 // After:
 //   %y = LayerNormalization(%x, %gamma, %beta) {axis=-1, epsilon=1e-05}
 #include "minic/passes/graph/fuse_layernorm.h"
+#include "minic/passes/pass_registry.h"
 
 #include "minic/ops/op.h"
 #include "pattern.h"
@@ -210,5 +211,8 @@ std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
 }  // namespace
 
 void fuse_layernorm(Graph& graph) { pattern::rewrite_matches(graph, match_layernorm); }
+
+MINIC_REGISTER_GRAPH_PASS("fuse-layernorm", fuse_layernorm,
+                          "replace ReduceMean/Sub/Pow/Sqrt/Div chains by one LayerNormalization");
 
 }  // namespace minic

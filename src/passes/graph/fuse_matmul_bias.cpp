@@ -40,6 +40,7 @@
 // After:
 //   %y = Gemm(%x, %w, %b) : f32[1,128]
 #include "minic/passes/graph/fuse_matmul_bias.h"
+#include "minic/passes/pass_registry.h"
 
 #include "pattern.h"
 
@@ -85,5 +86,8 @@ std::optional<pattern::Replacement> match_matmul_bias(Graph& graph, Node& add) {
 }  // namespace
 
 void fuse_matmul_bias(Graph& graph) { pattern::rewrite_matches(graph, match_matmul_bias); }
+
+MINIC_REGISTER_GRAPH_PASS("fuse-matmul-bias", fuse_matmul_bias,
+                          "merge MatMul followed by Add of a bias into one Gemm");
 
 }  // namespace minic

@@ -53,6 +53,7 @@
 //     %y = Relu(%1) : f32[1,8,8,8]
 //   }
 #include "minic/passes/graph/fuse_ops.h"
+#include "minic/passes/pass_registry.h"
 
 #include "fusion_groups.h"
 
@@ -195,5 +196,8 @@ void fuse_operators(Graph& graph) {
   graph.remove_unused_values();
   graph.sort_topologically();
 }
+
+MINIC_REGISTER_GRAPH_PASS("fuse-ops", fuse_operators,
+                          "group nodes into fused kernels (fusion kinds and post-dominators)");
 
 }  // namespace minic

@@ -4,6 +4,7 @@
 // constant element by element (any element type: bytes are moved, not converted), make
 // the Gemm read it, and drop the attribute (transB = 0 is the default).
 #include "minic/passes/graph/pretranspose_weights.h"
+#include "minic/passes/pass_registry.h"
 
 #include "graph_edit.h"
 
@@ -46,5 +47,8 @@ void pretranspose_weights(Graph& graph) {
   }
   graph.remove_unused_values();
 }
+
+MINIC_REGISTER_GRAPH_PASS("pretranspose-weights", pretranspose_weights,
+                          "store a Gemm's constant B transposed once, so that transB = 0");
 
 }  // namespace minic

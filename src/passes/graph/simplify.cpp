@@ -33,6 +33,7 @@
 //   %y = Relu(%4) : f32[3,2]
 // (%one is a splat of 1.) The Identity and the Mul forward %x; %3 undoes %2, so both go.
 #include "minic/passes/graph/simplify.h"
+#include "minic/passes/pass_registry.h"
 
 #include "graph_edit.h"
 #include "minic/ops/op.h"
@@ -303,5 +304,8 @@ void simplify(Graph& graph) {
   }
   if (changed) graph.remove_unused_values();
 }
+
+MINIC_REGISTER_GRAPH_PASS("simplify", simplify,
+                          "algebraic simplification by a table of rewrite rules (x*1 → x, ...)");
 
 }  // namespace minic

@@ -22,6 +22,7 @@
 //      its whole extent, minimum 0), every index shifted by its minimum, and the Allocate
 //      moved to the home.
 #include "minic/passes/loop/compact_buffers.h"
+#include "minic/passes/pass_registry.h"
 
 #include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
@@ -247,5 +248,8 @@ PrimFunc compact_buffers(PrimFunc func) {
   func.body = Compactor().mutate(func.body);
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("compact-buffers", compact_buffers,
+                         "shrink allocations to the region one loop iteration uses");
 
 }  // namespace minic::loop

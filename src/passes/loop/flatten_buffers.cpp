@@ -16,6 +16,7 @@
 //   A[i, j] of A: f32[4,8]   →   A[i * 8 + j] of A: f32[32]
 //   A[i, ramp(j, 1, 4)]      →   A[ramp(i * 8 + j, 1, 4)]
 #include "minic/passes/loop/flatten_buffers.h"
+#include "minic/passes/pass_registry.h"
 
 #include "minic/ir/loop/visitor.h"
 #include "minic/passes/loop/simplify.h"
@@ -142,5 +143,8 @@ PrimFunc flatten_buffers(PrimFunc func) {
   func.params = flattener.flat_params;
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("flatten-buffers", flatten_buffers,
+                         "make every buffer one-dimensional, indexed through its strides");
 
 }  // namespace minic::loop

@@ -17,6 +17,7 @@
 //   if (i.0 < 2) { if (k == 0) { C[i.0 * 4 + i.1] = 0.0 }
 //                  C[i.0 * 4 + i.1] = C[i.0 * 4 + i.1] + A[i.0 * 4 + i.1, k] }
 #include "minic/passes/loop/lower_blocks.h"
+#include "minic/passes/pass_registry.h"
 
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/visitor.h"
@@ -63,5 +64,8 @@ PrimFunc lower_blocks(PrimFunc func) {
   func.body = BlockLowerer().mutate(func.body);
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("lower-blocks", lower_blocks,
+                         "replace blocks by plain loops, ifs and allocations");
 
 }  // namespace minic::loop

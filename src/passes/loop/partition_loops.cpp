@@ -24,6 +24,7 @@
 //   for i in 0..10 { if (i >= 1) { A[i] = A[i - 1] } }
 //   →  for i in 1..10 { A[i] = A[i - 1] }     (the rest, i in 0..1, guards nothing true)
 #include "minic/passes/loop/partition_loops.h"
+#include "minic/passes/pass_registry.h"
 
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/visitor.h"
@@ -164,5 +165,8 @@ PrimFunc partition_loops(PrimFunc func) {
   func.body = Partitioner().mutate(func.body);
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("partition-loops", partition_loops,
+                         "cut loops with guarded tails into a guard-free main part and a rest");
 
 }  // namespace minic::loop

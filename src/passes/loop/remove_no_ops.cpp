@@ -10,6 +10,7 @@
 //
 //   if (i < 4) { evaluate 0 } else { A[i] = 0.0 }   →   if (!(i < 4)) { A[i] = 0.0 }
 #include "minic/passes/loop/remove_no_ops.h"
+#include "minic/passes/pass_registry.h"
 
 #include "pass_util.h"
 
@@ -113,5 +114,7 @@ PrimFunc remove_no_ops(PrimFunc func) {
   func.body = body ? body : pass_util::no_op();
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("remove-no-ops", remove_no_ops, "remove statements that do nothing");
 
 }  // namespace minic::loop

@@ -20,6 +20,7 @@
 //
 //   for i in 0..1 { B[i * 4 + 0] = A[floordiv(i, 8)] * 1.0 }   →   B[0] = A[0]
 #include "minic/passes/loop/simplify.h"
+#include "minic/passes/pass_registry.h"
 
 #include "pass_util.h"
 #include "simplify_rules.h"
@@ -168,5 +169,8 @@ PrimFunc simplify(PrimFunc func) {
   func.body = simplify_stmt(func.body, {});
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("simplify", simplify,
+                         "fold constants and simplify index arithmetic with the loop bounds");
 
 }  // namespace minic::loop

@@ -18,6 +18,7 @@
 //   alloc T: f32[4] local { ...T... }  alloc U: f32[8] local { ...U... }
 //   →  alloc T: f32[8] local { ...T...  ...T... }
 #include "minic/passes/loop/storage_rewrite.h"
+#include "minic/passes/pass_registry.h"
 
 #include "pass_util.h"
 
@@ -206,5 +207,8 @@ PrimFunc storage_rewrite(PrimFunc func) {
   func.body = StorageRewriter().mutate(func.body);
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("storage-rewrite", storage_rewrite,
+                         "let allocations of disjoint lifetimes share memory");
 
 }  // namespace minic::loop

@@ -16,6 +16,7 @@
 //   unrolled for i in 0..2 { unrolled for j in 0..2 { C[i, j] = 0.0 } }
 //   →  C[0, 0] = 0.0   C[0, 1] = 0.0   C[1, 0] = 0.0   C[1, 1] = 0.0
 #include "minic/passes/loop/unroll_loops.h"
+#include "minic/passes/pass_registry.h"
 
 #include "pass_util.h"
 
@@ -49,5 +50,8 @@ PrimFunc unroll_loops(PrimFunc func) {
   func.body = Unroller().mutate(func.body);
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("unroll-loops", unroll_loops,
+                         "replace unrolled loops of constant extent by copies of their body");
 
 }  // namespace minic::loop

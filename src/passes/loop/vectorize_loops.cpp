@@ -21,6 +21,7 @@
 //   vectorized for j in 0..4 { B[i * 4 + j] = A[i * 4 + j] + 1.0 }
 //   →  B[ramp(i * 4, 1, 4)] = A[ramp(i * 4, 1, 4)] + broadcast(1.0, 4)
 #include "minic/passes/loop/vectorize_loops.h"
+#include "minic/passes/pass_registry.h"
 
 #include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
@@ -289,5 +290,8 @@ PrimFunc vectorize_loops(PrimFunc func) {
   func.body = VectorizeLoops().mutate(func.body);
   return func;
 }
+
+MINIC_REGISTER_LOOP_PASS("vectorize-loops", vectorize_loops,
+                         "turn vectorized loops into vector expressions (ramp, broadcast)");
 
 }  // namespace minic::loop
