@@ -60,8 +60,8 @@ std::vector<Expr> make_axes(const char* prefix, size_t count) {
 // bug in the rule.
 void check_value(const Expr& value, const TensorType& type, const std::string& stage) {
   if (!value || value.type() != loop::DataType{type.dtype, 1}) {
-    fail("internal error (a bug in minic): compute stage '{}' gives {} for a tensor of {}", stage,
-         value ? loop::type_name(value.type()) : "no value", type_string(type));
+    internal_fail("compute stage '{}' gives {} for a tensor of {}", stage,
+                  value ? loop::type_name(value.type()) : "no value", type_string(type));
   }
 }
 
@@ -74,8 +74,8 @@ const TensorType& ComputeTensor::type() const { return node_->type; }
 Expr ComputeTensor::operator()(const Indices& indices) const {
   StageNode& stage = *node_;
   if (static_cast<int64_t>(indices.size()) != stage.type.rank()) {
-    fail("internal error (a bug in minic): tensor '{}' of {} read with {} indices", stage.name,
-         type_string(stage.type), indices.size());
+    internal_fail("tensor '{}' of {} read with {} indices", stage.name,
+                  type_string(stage.type), indices.size());
   }
   if (!stage.buffer && (stage.reducer || stage.keep)) stage.builder->materialize(stage);
   if (stage.buffer) return loop::Load::make(stage.buffer, indices);

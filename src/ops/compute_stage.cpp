@@ -94,8 +94,8 @@ Expr reducer_identity(Reducer reducer, DType dtype) {
           result = loop::IntImm::make(static_cast<int64_t>(limit), type);
         }
       });
-      if (!result) fail("internal error (a bug in minic): no {} identity for {}",
-                        reducer == Reducer::max ? "max" : "min", dtype_name(dtype));
+      if (!result) internal_fail("no {} identity for {}",
+                                 reducer == Reducer::max ? "max" : "min", dtype_name(dtype));
       return result;
     }
   }
