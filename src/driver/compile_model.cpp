@@ -31,9 +31,9 @@ double ms_since(Clock::time_point start) {
 }
 
 // Step 3 for one kernel: the schedule of the fastest record of its workload for `target`
-// when there is one, else the default rules. A record whose trace does not replay (written
-// by another version of minic, or edited by hand) is counted and passed over, so that a
-// stale database never stops a model from compiling.
+// when there is one, else the default rules. A record whose trace does not replay
+// (TraceError: written by another version of minic, or edited by hand) is counted and
+// passed over, so that a stale database never stops a model from compiling.
 loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* records,
                                const std::string& target, CompileStats& stats) {
   if (records) {
@@ -45,7 +45,7 @@ loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* re
         schedule.replay(schedule::parse_trace(best->trace, "the record of " + func.name));
         ++stats.tuned_kernels;
         return schedule.func();
-      } catch (const Error&) {
+      } catch (const schedule::TraceError&) {
         ++stats.failed_records;
       }
     }
