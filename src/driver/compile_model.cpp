@@ -11,7 +11,7 @@
 #include "minic/ops/lower.h"
 #include "minic/passes/loop/registry.h"
 #include "minic/passes/pass_manager.h"
-#include "minic/runtime/thread_pool.h"
+#include "minic/runtime/device.h"
 #include "minic/schedule/rules.h"
 #include "minic/schedule/schedule.h"
 #include "minic/schedule/trace.h"
@@ -57,11 +57,12 @@ loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* re
 
 CompiledModel::CompiledModel(Graph graph, loop::LoopModule kernels,
                              std::unique_ptr<codegen::CompiledModule> code,
-                             runtime::ExecutionPlan plan, CompileStats stats)
+                             runtime::ExecutionPlan plan, std::unique_ptr<runtime::Device> device,
+                             CompileStats stats)
     : graph_(std::move(graph)),
       kernels_(std::move(kernels)),
       code_(std::move(code)),
-      executor_(std::move(plan)),
+      executor_(std::move(plan), std::move(device)),
       stats_(std::move(stats)) {}
 
 CompiledModel::~CompiledModel() = default;
@@ -74,7 +75,6 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs,
 std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& options) {
   auto start = Clock::now();
   CompileStats stats;
-  runtime::set_global_thread_count(options.threads);
 
   // 1. Graph passes.
   run_passes(graph, options.graph_passes);
@@ -158,7 +158,9 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
   stats.reference_ops.assign(reference_ops.begin(), reference_ops.end());
   stats.compile_ms = ms_since(start);
   return std::make_unique<CompiledModel>(std::move(graph), std::move(kernels), std::move(code),
-                                         std::move(plan), std::move(stats));
+                                         std::move(plan),
+                                         std::make_unique<runtime::HostDevice>(options.threads),
+                                         std::move(stats));
 }
 
 }  // namespace minic

@@ -1,7 +1,7 @@
 // Tests of compile_model: whole graphs compiled with the default schedules must compute
 // what the reference interpreter computes. The shapes are chosen so that the GEMM rule
-// (register tile, packing, compact buffers) applies, and so that it does not. Course
-// module 8.
+// (register tile, packing, compact buffers) applies, and so that it does not. Two models
+// with different thread counts run side by side. Course module 8.
 #include "minic/driver/compile.h"
 
 #include "minic/ir/graph_text.h"
@@ -12,7 +12,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 using namespace minic;
 
@@ -111,4 +113,45 @@ TEST_CASE("every kernel runs on one thread and on several with the same results"
     options.threads = threads;
     check_against_interpreter(text, options);
   }
+}
+
+TEST_CASE("two models with different thread counts run side by side in one process",
+          "[driver]") {
+  const std::string text = R"(graph g(%a: f32[96,64], %b: f32[64,64]) -> (%c: f32[96,64]) opset 17 {
+  %m = MatMul(%a, %b)
+  %c = Relu(%m)
+  return %c
+})";
+  Graph reference = graph_from_text(text);
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<Tensor> inputs;
+  for (const Value* input : reference.inputs()) {
+    Tensor tensor(input->type);
+    for (float& x : tensor.values<float>()) x = value(rng);
+    inputs.push_back(std::move(tensor));
+  }
+  const Tensor expected = interpret(reference, inputs)[0];
+
+  CompileOptions one_thread;
+  one_thread.threads = 1;
+  CompileOptions three_threads;
+  three_threads.threads = 3;
+  std::unique_ptr<CompiledModel> serial = compile_model(graph_from_text(text), one_thread);
+  std::unique_ptr<CompiledModel> parallel = compile_model(graph_from_text(text), three_threads);
+  // Each model's device owns its pool; compiling the second changed nothing of the first.
+  CHECK(serial->device().describe() == "host CPU, 1 thread");
+  CHECK(parallel->device().describe() == "host CPU, 3 threads");
+
+  std::atomic<int> wrong{0};
+  auto keep_running = [&](CompiledModel& model) {
+    for (int run = 0; run < 20; ++run) {
+      if (!compare_tensors(model.run(inputs)[0], expected, {1e-4, 1e-5}).ok()) ++wrong;
+    }
+  };
+  std::thread first([&] { keep_running(*serial); });
+  std::thread second([&] { keep_running(*parallel); });
+  first.join();
+  second.join();
+  CHECK(wrong == 0);
 }

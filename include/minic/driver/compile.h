@@ -40,7 +40,8 @@ struct CompileOptions {
   // LLVM: the optimisation level, and fast-math (reassociating float reductions).
   int opt_level = 3;
   bool fast_math = false;
-  // Threads for parallel loops: 0 means every core.
+  // Threads for parallel loops: 0 means every core. The model's device owns a pool of
+  // this many threads; nothing global changes.
   int threads = 0;
   // A kernel library written by save_compiled_model for this model: its kernels are
   // loaded (dlopen) instead of generated again. Empty: generate them with LLVM.
@@ -66,9 +67,10 @@ struct CompileStats {
 
 class CompiledModel {
  public:
+  // The plan is loaded onto `device`, which runs every step of it.
   CompiledModel(Graph graph, loop::LoopModule kernels,
                 std::unique_ptr<codegen::CompiledModule> code, runtime::ExecutionPlan plan,
-                CompileStats stats);
+                std::unique_ptr<runtime::Device> device, CompileStats stats);
   ~CompiledModel();
 
   // The graph after the graph passes: its inputs and outputs are the model's.
@@ -78,6 +80,8 @@ class CompiledModel {
   const codegen::CompiledModule& code() const { return *code_; }
   const CompileStats& stats() const { return stats_; }
   const runtime::ExecutionPlan& plan() const { return executor_.plan(); }
+  // What runs the plan: the host CPU with the model's thread pool.
+  const runtime::Device& device() const { return executor_.device(); }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           std::vector<runtime::StepProfile>* profile = nullptr);
