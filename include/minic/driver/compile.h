@@ -1,19 +1,22 @@
 // Compiling a model: the whole pipeline as one list of calls.
 //
 // Course module 8 (putting it together). compile_model takes an imported graph to a
-// model that runs natively:
+// model that runs natively, one call per step (src/driver/compile_model.cpp):
 //
-//   1. graph passes     run_passes(graph, default_pipeline())   src/passes/graph
-//   2. lowering         lower_node per kernel                   src/ops (compute rules)
-//   3. scheduling       a tuned or the default CPU schedule     src/autotune, src/schedule/rules
-//   4. loop passes      simplify, vectorize-loops, ...          src/passes/loop
-//   5. code generation  compile_llvm on the module              src/codegen/llvm
-//   6. planning         steps, buffers, memory plan             src/driver/execution_plan.cpp
+//   1. graph passes     run_passes        options.graph_passes       src/passes/graph
+//   2. lowering         lower_kernels     lower_node per node        src/ops (compute rules)
+//   3. scheduling       schedule_kernels  a record's, or the default src/schedule/rules
+//   4. loop passes      run_loop_passes   simplify, vectorize, ...   src/passes/loop
+//   5. code generation  generate_code     compile_llvm on the module src/codegen/llvm
+//   6. planning         plan_execution    steps, buffers, memory     src/driver/execution_plan.cpp
 //
-// A kernel whose ops have no compute rule runs the reference kernel of its op instead
-// (the plan says which; `minic run --profile` shows it). The driver sits at the end of
-// the pipeline and may use every area above it; nothing but the CLI, tests and
-// benchmarks uses it.
+// and the model runs its plan on a host device with options.threads threads
+// (src/runtime/device.cpp): the thread count belongs to the model, not to the process.
+// A node whose op has no compute rule, or whose form of it its rule does not cover
+// (NoComputeRule), runs the reference kernel of its op instead (the plan says which;
+// `minic run --profile` shows it); any other error while lowering is an error of
+// compile_model naming the node. The driver sits at the end of the pipeline and may use
+// every area above it; nothing but the CLI, tests and benchmarks uses it.
 #pragma once
 
 #include "minic/ir/graph.h"
