@@ -18,8 +18,8 @@
 //      zombie stays, and turns a death by signal into "crashed: signal 11 (SIGSEGV)".
 //
 // The child leaves with _exit, not exit: exit would run the static destructors of a copy
-// of the parent's state (the thread pool among them) and flush stdio buffers the parent
-// also holds, printing their contents twice.
+// of the parent's state and flush stdio buffers the parent also holds, printing their
+// contents twice.
 #include "minic/autotune/measure.h"
 
 #include "minic/codegen/llvm.h"
@@ -201,11 +201,13 @@ bool write_all(int fd, const std::string& text) {
     ::dup2(null_fd, STDERR_FILENO);
     ::close(null_fd);
   }
-  runtime::abandon_global_thread_pool();
   int status = 0;
   std::string report;
   try {
-    runtime::set_global_thread_count(options.threads);
+    // A pool of the child's own: fork copies only the calling thread, so the pools of the
+    // parent (their workers) do not exist here, and none of them is touched.
+    runtime::ThreadPool pool(options.threads);
+    runtime::ThreadPoolScope use(pool);
     report = time_candidate(candidate, options);
   } catch (const std::exception& error) {
     report = std::string("error ") + error.what();

@@ -14,6 +14,9 @@
 //     gemm_relu(args);
 //     ...
 //   }
+//
+// The fixed text is a template with named fields ({weights_bytes}, {arena_allocated}, ...);
+// the steps add one line per argument and one call each.
 #include "aot_entry.h"
 
 #include "minic/codegen/llvm.h"
@@ -39,6 +42,130 @@ std::string describe(const runtime::PlanBuffer& buffer) {
                      buffer.type.num_bytes());
 }
 
+// The end of model.h: the three calls of a C program.
+constexpr const char* kHeaderDeclarations = R"(#pragma once
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// 0 on success; else the weights file could not be read or memory allocated.
+int minic_model_init(const char* weights_path);
+void minic_model_run(void* const* inputs, void* const* outputs);
+void minic_model_free(void);
+
+#ifdef __cplusplus
+}
+#endif
+)";
+
+// model.h: the model's inputs and outputs in order, then kHeaderDeclarations.
+std::string model_header(const runtime::ExecutionPlan& plan) {
+  std::string h =
+      "// The whole model as one call, for C programs (written by `minic compile`).\n"
+      "// minic_model_init loads weights.bin and allocates the intermediates; then each\n"
+      "// minic_model_run takes the inputs and fills the outputs, in this order:\n";
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    h += fmt::format("//   inputs[{}]   {}\n", i, describe(plan.buffers[plan.inputs[i]]));
+  }
+  for (size_t k = 0; k < plan.outputs.size(); ++k) {
+    h += fmt::format("//   outputs[{}]  {}\n", k, describe(plan.buffers[plan.outputs[k]]));
+  }
+  return h + kHeaderDeclarations;
+}
+
+// The address of every buffer the steps use, as a C expression; appends every constant
+// to `weights` (each at an aligned offset).
+std::map<int, std::string> buffer_addresses(const runtime::ExecutionPlan& plan,
+                                            std::string& weights) {
+  std::map<int, std::string> address;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    address[plan.inputs[i]] = fmt::format("inputs[{}]", i);
+  }
+  for (size_t k = 0; k < plan.outputs.size(); ++k) {
+    if (plan.buffers[plan.outputs[k]].kind == BufferKind::output) {
+      address[plan.outputs[k]] = fmt::format("outputs[{}]", k);
+    }
+  }
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const runtime::PlanBuffer& buffer = plan.buffers[b];
+    if (buffer.kind == BufferKind::constant) {
+      int64_t offset = static_cast<int64_t>(weights.size());
+      const auto bytes = buffer.constant->bytes();
+      weights.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      weights.resize(static_cast<size_t>(aligned(static_cast<int64_t>(weights.size()))));
+      address[static_cast<int>(b)] = fmt::format("(minic_weights + {})", offset);
+    } else if (buffer.kind == BufferKind::intermediate) {
+      address[static_cast<int>(b)] = fmt::format("(minic_arena + {})", buffer.arena_offset);
+    }
+  }
+  return address;
+}
+
+// model.c up to the first step: the buffers, init, free, and the start of run.
+constexpr const char* kSourceHead =
+    "// The execution plan of a model compiled by `minic compile`, as C11 (see model.h).\n"
+    R"(#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "model.h"
+
+static unsigned char* minic_weights;
+static unsigned char* minic_arena;
+
+int minic_model_init(const char* weights_path) {{
+  FILE* file = fopen(weights_path, "rb");
+  if (!file) return 1;
+  minic_weights = aligned_alloc(64, {weights_allocated});
+  minic_arena = aligned_alloc(64, {arena_allocated});
+  size_t read = minic_weights ? fread(minic_weights, 1, {weights_bytes}, file) : 0;
+  fclose(file);
+  if (!minic_weights || !minic_arena) return 2;
+  return read == {weights_bytes} ? 0 : 1;
+}}
+
+void minic_model_free(void) {{
+  free(minic_weights);
+  free(minic_arena);
+}}
+
+void minic_model_run(void* const* inputs, void* const* outputs) {{
+  void* args[{max_args}];
+)";
+
+// model.c: kSourceHead, then one call per step, then the outputs that are copies.
+std::string model_source(const runtime::ExecutionPlan& plan,
+                         const std::map<int, std::string>& address, size_t weights_bytes) {
+  size_t max_args = 1;
+  for (const runtime::PlanStep& step : plan.steps) max_args = std::max(max_args, step.args.size());
+  std::string c = fmt::format(
+      kSourceHead,
+      fmt::arg("weights_allocated",
+               std::max<int64_t>(aligned(static_cast<int64_t>(weights_bytes)), kBufferAlignment)),
+      fmt::arg("arena_allocated",
+               std::max<int64_t>(aligned(plan.memory.arena_bytes), kBufferAlignment)),
+      fmt::arg("weights_bytes", weights_bytes), fmt::arg("max_args", max_args));
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const runtime::PlanStep& step = plan.steps[s];
+    c += fmt::format("  /* step {}: {} ({}) */\n", s, step.kernel, step.op);
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      c += fmt::format("  args[{}] = {};\n", a, address.at(step.args[a]));
+    }
+    c += fmt::format("  {}(args);\n", step.kernel);
+  }
+  for (size_t k = 0; k < plan.outputs.size(); ++k) {
+    const runtime::PlanBuffer& buffer = plan.buffers[plan.outputs[k]];
+    if (buffer.kind == BufferKind::output) continue;
+    c += fmt::format(
+        "  memcpy(outputs[{}], {}, {});  /* an output that is an input or a constant */\n", k,
+        address.at(plan.outputs[k]), buffer.type.num_bytes());
+  }
+  return c + "}\n";
+}
+
 }  // namespace
 
 ModelEntry model_entry(const CompiledModel& model) {
@@ -52,82 +179,9 @@ ModelEntry model_entry(const CompiledModel& model) {
     }
   }
   entry.complete = true;
-
-  // The address of every buffer, as C.
-  std::map<int, std::string> address;
-  for (size_t i = 0; i < plan.inputs.size(); ++i) address[plan.inputs[i]] = fmt::format("inputs[{}]", i);
-  for (size_t k = 0; k < plan.outputs.size(); ++k) {
-    if (plan.buffers[plan.outputs[k]].kind == BufferKind::output) {
-      address[plan.outputs[k]] = fmt::format("outputs[{}]", k);
-    }
-  }
-  for (size_t b = 0; b < plan.buffers.size(); ++b) {
-    const runtime::PlanBuffer& buffer = plan.buffers[b];
-    if (buffer.kind == BufferKind::constant) {
-      int64_t offset = static_cast<int64_t>(entry.weights.size());
-      const auto bytes = buffer.constant->bytes();
-      entry.weights.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-      entry.weights.resize(static_cast<size_t>(aligned(static_cast<int64_t>(entry.weights.size()))));
-      address[static_cast<int>(b)] = fmt::format("(minic_weights + {})", offset);
-    } else if (buffer.kind == BufferKind::intermediate) {
-      address[static_cast<int>(b)] = fmt::format("(minic_arena + {})", buffer.arena_offset);
-    }
-  }
-
-  std::string& h = entry.header;
-  h = "// The whole model as one call, for C programs (written by `minic compile`).\n"
-      "// minic_model_init loads weights.bin and allocates the intermediates; then each\n"
-      "// minic_model_run takes the inputs and fills the outputs, in this order:\n";
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    h += fmt::format("//   inputs[{}]   {}\n", i, describe(plan.buffers[plan.inputs[i]]));
-  }
-  for (size_t k = 0; k < plan.outputs.size(); ++k) {
-    h += fmt::format("//   outputs[{}]  {}\n", k, describe(plan.buffers[plan.outputs[k]]));
-  }
-  h += "#pragma once\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-       "// 0 on success; else the weights file could not be read or memory allocated.\n"
-       "int minic_model_init(const char* weights_path);\n"
-       "void minic_model_run(void* const* inputs, void* const* outputs);\n"
-       "void minic_model_free(void);\n\n#ifdef __cplusplus\n}\n#endif\n";
-
-  std::string& c = entry.source;
-  size_t max_args = 1;
-  for (const runtime::PlanStep& step : plan.steps) max_args = std::max(max_args, step.args.size());
-  c = fmt::format(
-      "// The execution plan of a model compiled by `minic compile`, as C11 (see model.h).\n"
-      "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
-      "#include \"kernels.h\"\n#include \"model.h\"\n\n"
-      "static unsigned char* minic_weights;\nstatic unsigned char* minic_arena;\n\n"
-      "int minic_model_init(const char* weights_path) {{\n"
-      "  FILE* file = fopen(weights_path, \"rb\");\n"
-      "  if (!file) return 1;\n"
-      "  minic_weights = aligned_alloc(64, {0});\n"
-      "  minic_arena = aligned_alloc(64, {1});\n"
-      "  size_t read = minic_weights ? fread(minic_weights, 1, {2}, file) : 0;\n"
-      "  fclose(file);\n"
-      "  if (!minic_weights || !minic_arena) return 2;\n"
-      "  return read == {2} ? 0 : 1;\n}}\n\n"
-      "void minic_model_free(void) {{\n  free(minic_weights);\n  free(minic_arena);\n}}\n\n"
-      "void minic_model_run(void* const* inputs, void* const* outputs) {{\n"
-      "  void* args[{3}];\n",
-      std::max<int64_t>(aligned(static_cast<int64_t>(entry.weights.size())), kBufferAlignment),
-      std::max<int64_t>(aligned(plan.memory.arena_bytes), kBufferAlignment),
-      entry.weights.size(), max_args);
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    const runtime::PlanStep& step = plan.steps[s];
-    c += fmt::format("  /* step {}: {} ({}) */\n", s, step.kernel, step.op);
-    for (size_t a = 0; a < step.args.size(); ++a) {
-      c += fmt::format("  args[{}] = {};\n", a, address.at(step.args[a]));
-    }
-    c += fmt::format("  {}(args);\n", step.kernel);
-  }
-  for (size_t k = 0; k < plan.outputs.size(); ++k) {
-    const runtime::PlanBuffer& buffer = plan.buffers[plan.outputs[k]];
-    if (buffer.kind == BufferKind::output) continue;
-    c += fmt::format("  memcpy(outputs[{}], {}, {});  /* an output that is an input or a constant */\n",
-                     k, address.at(plan.outputs[k]), buffer.type.num_bytes());
-  }
-  c += "}\n";
+  std::map<int, std::string> address = buffer_addresses(plan, entry.weights);
+  entry.header = model_header(plan);
+  entry.source = model_source(plan, address, entry.weights.size());
   return entry;
 }
 

@@ -1,5 +1,6 @@
 // compile_model: the pipeline from an imported graph to a runnable model, as one list of
-// calls (the steps of include/minic/driver/compile.h). Course module 8.
+// calls (the steps of include/minic/driver/compile.h), one function per step. Course
+// module 8.
 #include "minic/driver/compile.h"
 
 #include "execution_plan.h"
@@ -8,8 +9,10 @@
 #include "minic/autotune/measure.h"
 #include "minic/autotune/task.h"
 #include "minic/codegen/llvm.h"
+#include "minic/ops/compute.h"
 #include "minic/lower/lower.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/runtime/device.h"
 #include "minic/runtime/thread_pool.h"
 #include "minic/schedule/rules.h"
 #include "minic/schedule/schedule.h"
@@ -29,10 +32,52 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// The kernels of a graph: one function per node that lowers, each named uniquely.
+struct LoweredKernels {
+  loop::LoopModule module;
+  std::map<const Node*, std::string> kernel_of;  // the others run their reference kernel
+};
+
+// Step 2 for one node: its kernel, or nullopt where its reference kernel runs it -- an op
+// without a compute rule, or a form of one that its rule does not cover (MaxPool's
+// Indices output, a storage-only type: NoComputeRule). Any other error is no such
+// refusal: it propagates, naming the node (and an internal error stays one).
+std::optional<loop::PrimFunc> lower_kernel(const Node& node, int opset) {
+  if (!can_lower(node)) return std::nullopt;
+  try {
+    return lower_node(node, opset);
+  } catch (const NoComputeRule&) {
+    return std::nullopt;
+  } catch (const InternalError& error) {
+    throw InternalError(fmt::format("lowering {}: {}", node.describe(), error.reason()));
+  } catch (const Error& error) {
+    throw Error(fmt::format("lowering {}: {}", node.describe(), error.what()));
+  }
+}
+
+// Step 2: lower every node, making the kernel names unique (two nodes may give the same).
+LoweredKernels lower_kernels(const Graph& graph) {
+  LoweredKernels kernels;
+  std::set<std::string> names;
+  for (const Node* node : graph.nodes()) {
+    std::optional<loop::PrimFunc> func = lower_kernel(*node, graph.opset);
+    if (!func) continue;
+    std::string name = func->name;
+    for (int suffix = 1; names.count(name); ++suffix) {
+      name = fmt::format("{}_{}", func->name, suffix);
+    }
+    func->name = name;
+    names.insert(name);
+    kernels.kernel_of[node] = name;
+    kernels.module.functions.push_back(std::move(*func));
+  }
+  return kernels;
+}
+
 // Step 3 for one kernel: the schedule of the fastest record of its workload for `target`
-// when there is one, else the default rules. A record whose trace does not replay (written
-// by another version of minic, or edited by hand) is counted and passed over, so that a
-// stale database never stops a model from compiling.
+// when there is one, else the default rules. A record whose trace does not replay
+// (TraceError: written by another version of minic, or edited by hand) is counted and
+// passed over, so that a stale database never stops a model from compiling.
 loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* records,
                                const std::string& target, CompileStats& stats) {
   if (records) {
@@ -44,7 +89,7 @@ loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* re
         schedule.replay(schedule::parse_trace(best->trace, "the record of " + func.name));
         ++stats.tuned_kernels;
         return schedule.func();
-      } catch (const Error&) {
+      } catch (const schedule::TraceError&) {
         ++stats.failed_records;
       }
     }
@@ -52,15 +97,85 @@ loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* re
   return schedule::default_cpu_schedule(std::move(func));
 }
 
+// Step 3: schedule every kernel, by its record (options.records, read once) or the
+// default rules; with `options.schedule` off, the kernels stay as lowered.
+void schedule_kernels(loop::LoopModule& kernels, const CompileOptions& options,
+                      CompileStats& stats) {
+  if (!options.schedule) return;
+  std::optional<autotune::Database> records;
+  if (!options.records.empty()) records = autotune::Database::load(options.records);
+  stats.records = options.records;
+  const std::string target = autotune::cpu_target();
+  for (loop::PrimFunc& func : kernels.functions) {
+    func = schedule_kernel(std::move(func), records ? &*records : nullptr, target, stats);
+  }
+}
+
+// Step 5: the kernels as native code, made by LLVM or loaded from the kernel library
+// that `minic compile` wrote (options.kernel_library).
+std::unique_ptr<codegen::CompiledModule> generate_code(const loop::LoopModule& kernels,
+                                                       const CompileOptions& options,
+                                                       CompileStats& stats) {
+  auto start = Clock::now();
+  std::unique_ptr<codegen::CompiledModule> code;
+  if (options.kernel_library.empty()) {
+    codegen::LlvmOptions llvm_options;
+    llvm_options.opt_level = options.opt_level;
+    llvm_options.fast_math = options.fast_math;
+    // Only the arena is 64-byte aligned; inputs, outputs and constants are Tensors, whose
+    // storage has the allocator's alignment. So the code may assume one element's
+    // alignment.
+    llvm_options.param_alignment = 0;
+    llvm_options.parallel_for = &minic_parallel_for;  // on the device's pool (device.h)
+    code = codegen::compile_llvm(kernels, llvm_options);
+  } else {
+    std::vector<std::string> kernel_names;
+    for (const loop::PrimFunc& func : kernels.functions) kernel_names.push_back(func.name);
+    code = load_kernel_library(options.kernel_library, kernel_names);
+  }
+  stats.codegen_ms = ms_since(start);
+  return code;
+}
+
+// Step 6: the execution plan, a step per node: its compiled kernel, or its reference
+// kernel where it did not lower.
+runtime::ExecutionPlan plan_execution(const Graph& graph, const LoweredKernels& kernels,
+                                      const codegen::CompiledModule& code,
+                                      CompileStats& stats) {
+  std::map<const Node*, runtime::PlanStep> steps;
+  std::set<std::string> reference_ops;
+  for (const Node* node : graph.nodes()) {
+    runtime::PlanStep step;
+    step.op = node->op;
+    auto it = kernels.kernel_of.find(node);
+    if (it != kernels.kernel_of.end()) {
+      step.kernel = it->second;
+      step.call = code.find(it->second);
+      ++stats.compiled_kernels;
+    } else {
+      step.kernel = kernel_name(*node);
+      step.compiled = false;
+      step.call = reference_kernel_call(*node, graph.opset);
+      reference_ops.insert(node->op);
+    }
+    steps[node] = std::move(step);
+  }
+  runtime::ExecutionPlan plan = build_execution_plan(graph, steps);
+  stats.kernels = static_cast<int>(plan.steps.size());
+  stats.reference_ops.assign(reference_ops.begin(), reference_ops.end());
+  return plan;
+}
+
 }  // namespace
 
 CompiledModel::CompiledModel(Graph graph, loop::LoopModule kernels,
                              std::unique_ptr<codegen::CompiledModule> code,
-                             runtime::ExecutionPlan plan, CompileStats stats)
+                             runtime::ExecutionPlan plan, std::unique_ptr<runtime::Device> device,
+                             CompileStats stats)
     : graph_(std::move(graph)),
       kernels_(std::move(kernels)),
       code_(std::move(code)),
-      executor_(std::move(plan)),
+      executor_(std::move(plan), std::move(device)),
       stats_(std::move(stats)) {}
 
 CompiledModel::~CompiledModel() = default;
@@ -73,92 +188,17 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs,
 std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& options) {
   auto start = Clock::now();
   CompileStats stats;
-  runtime::set_global_thread_count(options.threads);
-
-  // 1. Graph passes.
-  run_passes(graph, options.graph_passes);
-
-  // The tuning records, if any, read once for every kernel.
-  std::optional<autotune::Database> records;
-  if (!options.records.empty()) records = autotune::Database::load(options.records);
-  const std::string target = autotune::cpu_target();
-  stats.records = options.records;
-
-  // 2-4. Lower, schedule and simplify every kernel that has compute rules.
-  loop::LoopModule kernels;
-  std::map<const Node*, std::string> kernel_of;
-  std::set<std::string> names;
-  std::set<std::string> reference_ops;
-  for (const Node* node : graph.nodes()) {
-    std::optional<loop::PrimFunc> lowered;
-    if (can_lower(*node)) {
-      try {
-        lowered = lower_node(*node, graph.opset);
-      } catch (const Error&) {
-        // A form of the op its rule does not cover (MaxPool's Indices output, a
-        // storage-only type): the reference kernel runs it.
-      }
-    }
-    if (!lowered) {
-      reference_ops.insert(node->op);
-      continue;
-    }
-    loop::PrimFunc func = std::move(*lowered);
-    // Two nodes may give the same name: make it unique.
-    std::string name = func.name;
-    for (int suffix = 1; names.count(name); ++suffix) name = fmt::format("{}_{}", func.name, suffix);
-    func.name = name;
-    names.insert(name);
-    if (options.schedule) {
-      func = schedule_kernel(std::move(func), records ? &*records : nullptr, target, stats);
-    }
-    kernel_of[node] = name;
-    kernels.functions.push_back(std::move(func));
-  }
-  run_passes(kernels, options.loop_passes, options.loop_pass_options);
-
-  // 5. Code generation.
-  auto codegen_start = Clock::now();
-  codegen::LlvmOptions llvm_options;
-  llvm_options.opt_level = options.opt_level;
-  llvm_options.fast_math = options.fast_math;
-  // Only the arena is 64-byte aligned; inputs, outputs and constants are Tensors, whose
-  // storage has the allocator's alignment. So the code may assume one element's alignment.
-  llvm_options.param_alignment = 0;
-  llvm_options.parallel_for = &minic_parallel_for;
-  std::unique_ptr<codegen::CompiledModule> code;
-  if (options.kernel_library.empty()) {
-    code = codegen::compile_llvm(kernels, llvm_options);
-  } else {
-    std::vector<std::string> kernel_names;
-    for (const loop::PrimFunc& func : kernels.functions) kernel_names.push_back(func.name);
-    code = load_kernel_library(options.kernel_library, kernel_names);
-  }
-  stats.codegen_ms = ms_since(codegen_start);
-
-  // 6. The execution plan.
-  std::map<const Node*, runtime::PlanStep> steps;
-  for (const Node* node : graph.nodes()) {
-    runtime::PlanStep step;
-    step.op = node->op;
-    auto it = kernel_of.find(node);
-    if (it != kernel_of.end()) {
-      step.kernel = it->second;
-      step.call = code->find(it->second);
-      ++stats.compiled_kernels;
-    } else {
-      step.kernel = kernel_name(*node);
-      step.compiled = false;
-      step.call = reference_kernel_call(*node, graph.opset);
-    }
-    steps[node] = std::move(step);
-  }
-  runtime::ExecutionPlan plan = build_execution_plan(graph, steps);
-  stats.kernels = static_cast<int>(plan.steps.size());
-  stats.reference_ops.assign(reference_ops.begin(), reference_ops.end());
+  run_passes(graph, options.graph_passes);                               // 1. graph passes
+  LoweredKernels kernels = lower_kernels(graph);                         // 2. lowering
+  schedule_kernels(kernels.module, options, stats);                      // 3. scheduling
+  run_passes(kernels.module, options.loop_passes, options.loop_pass_options);  // 4. loop passes
+  auto code = generate_code(kernels.module, options, stats);             // 5. code generation
+  runtime::ExecutionPlan plan = plan_execution(graph, kernels, *code, stats);  // 6. planning
   stats.compile_ms = ms_since(start);
-  return std::make_unique<CompiledModel>(std::move(graph), std::move(kernels), std::move(code),
-                                         std::move(plan), std::move(stats));
+  return std::make_unique<CompiledModel>(std::move(graph), std::move(kernels.module),
+                                         std::move(code), std::move(plan),
+                                         std::make_unique<runtime::HostDevice>(options.threads),
+                                         std::move(stats));
 }
 
 }  // namespace minic

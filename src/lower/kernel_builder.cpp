@@ -60,13 +60,12 @@ std::vector<Expr> make_axes(const char* prefix, size_t count) {
 // bug in the rule.
 void check_value(const Expr& value, const TensorType& type, const std::string& stage) {
   if (!value || value.type() != loop::DataType{type.dtype, 1}) {
-    fail("internal error (a bug in minic): compute stage '{}' gives {} for a tensor of {}", stage,
-         value ? loop::type_name(value.type()) : "no value", type_string(type));
+    internal_fail("compute stage '{}' gives {} for a tensor of {}", stage,
+                  value ? loop::type_name(value.type()) : "no value", type_string(type));
   }
 }
 
 }  // namespace
-
 
 // --- stages ----------------------------------------------------------------------------------
 

@@ -75,15 +75,15 @@ std::vector<ComputeTensor> lower_op(const Node& node, int opset, KernelBuilder& 
   ComputeContext ctx(node, opset, builder, std::move(inputs), constants);
   std::vector<ComputeTensor> outputs = schema->compute(ctx);
   if (outputs.size() != node.outputs.size()) {
-    fail("internal error (a bug in minic): the compute rule of {} gives {} outputs for {}",
-         node.describe(), outputs.size(), node.outputs.size());
+    internal_fail("the compute rule of {} gives {} outputs for {}",
+                  node.describe(), outputs.size(), node.outputs.size());
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (outputs[k].type() != node.outputs[k]->type) {
-      fail("internal error (a bug in minic): the compute rule of {} gives output {} as {}, "
-           "but its type is {}",
-           node.describe(), k, type_string(outputs[k].type()),
-           type_string(node.outputs[k]->type));
+      internal_fail("the compute rule of {} gives output {} as {}, "
+                    "but its type is {}",
+                    node.describe(), k, type_string(outputs[k].type()),
+                    type_string(node.outputs[k]->type));
     }
   }
   return outputs;

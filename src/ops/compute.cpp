@@ -18,8 +18,8 @@ using loop::Expr;
 
 Expr ComputeTensor::operator()(const Indices& indices) const {
   if (static_cast<int64_t>(indices.size()) != rank()) {
-    fail("internal error (a bug in minic): tensor '{}' of {} read with {} indices", node_->name,
-         type_string(type()), indices.size());
+    internal_fail("tensor '{}' of {} read with {} indices", node_->name, type_string(type()),
+                  indices.size());
   }
   return node_->element(indices);
 }
@@ -40,9 +40,11 @@ const Tensor& ComputeContext::constant_input(size_t index) const {
   if (!has_input(index)) fail("input {} is required but missing", index);
   const Tensor* value = known_input(index);
   if (!value) {
-    fail("its computation depends on the value of input {} (%{}), which is only known at run "
-         "time; the lowering to loop IR needs it to be a constant",
-         index, node().inputs[index]->name);
+    // A form of the op the rule does not cover: the reference kernel runs it.
+    no_rule(fmt::format("its computation depends on the value of input {} (%{}), which is "
+                        "only known at run time; the lowering to loop IR needs it to be a "
+                        "constant",
+                        index, node().inputs[index]->name));
   }
   return *value;
 }
@@ -102,8 +104,10 @@ Expr reducer_identity(Reducer reducer, DType dtype) {
           result = loop::IntImm::make(static_cast<int64_t>(limit), type);
         }
       });
-      if (!result) fail("internal error (a bug in minic): no {} identity for {}",
-                        reducer == Reducer::max ? "max" : "min", dtype_name(dtype));
+      if (!result) {
+        internal_fail("no {} identity for {}", reducer == Reducer::max ? "max" : "min",
+                      dtype_name(dtype));
+      }
       return result;
     }
   }

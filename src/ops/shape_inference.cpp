@@ -93,14 +93,14 @@ std::vector<Tensor> evaluate_node(const Node& node, int opset,
     throw Error(prefix + error.what());
   }
   if (outputs.size() != node.outputs.size()) {
-    fail("{}: internal error (a bug in minic): the kernel gave {} outputs, the node has {}",
-         node.describe(), outputs.size(), node.outputs.size());
+    internal_fail("{}: the kernel gave {} outputs, the node has {}",
+                  node.describe(), outputs.size(), node.outputs.size());
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].type() != node.outputs[i]->type) {
-      fail("{}: internal error (a bug in minic): output {} is {} but its shape rule said {}",
-           node.describe(), i, type_string(outputs[i].type()),
-           type_string(node.outputs[i]->type));
+      internal_fail("{}: output {} is {} but its shape rule said {}",
+                    node.describe(), i, type_string(outputs[i].type()),
+                    type_string(node.outputs[i]->type));
     }
   }
   return outputs;

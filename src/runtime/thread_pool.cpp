@@ -6,6 +6,9 @@
 // reading fields of the pool) matters: a worker that wakes late may find its job already
 // finished and the next one started; it then finds no chunk left in its own Job and goes
 // back to sleep, never touching the new one with the old function.
+//
+// The pool compiled code uses is a thread_local pointer that ThreadPoolScope sets and
+// restores: no pool is global, so each device's pool serves only the kernels it runs.
 #include "minic/runtime/thread_pool.h"
 
 #include <algorithm>
@@ -18,6 +21,9 @@ namespace {
 
 // True while this thread runs a chunk: a parallel_for called then runs serially.
 thread_local bool t_inside_parallel_for = false;
+
+// The pool installed on this thread by a ThreadPoolScope (null: none).
+thread_local ThreadPool* t_current_pool = nullptr;
 
 }  // namespace
 
@@ -115,37 +121,22 @@ void ThreadPool::parallel_for(int64_t n, const RangeFn& fn) {
   if (job->error) std::rethrow_exception(job->error);
 }
 
-namespace {
-
-std::mutex g_pool_mutex;
-std::unique_ptr<ThreadPool> g_pool;
-
-}  // namespace
-
-ThreadPool& global_thread_pool() {
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
-  if (!g_pool) g_pool = std::make_unique<ThreadPool>(0);
-  return *g_pool;
+ThreadPoolScope::ThreadPoolScope(ThreadPool& pool) : previous_(t_current_pool) {
+  t_current_pool = &pool;
 }
 
-void set_global_thread_count(int threads) {
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
-  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
-  if (g_pool && g_pool->num_threads() == std::max(threads, 1)) return;  // keep its threads
-  g_pool.reset();
-  g_pool = std::make_unique<ThreadPool>(threads);
-}
+ThreadPoolScope::~ThreadPoolScope() { t_current_pool = previous_; }
 
-void abandon_global_thread_pool() {
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
-  // release() without delete: the destructor would join threads this process never had.
-  static_cast<void>(g_pool.release());
-}
+ThreadPool* current_thread_pool() { return t_current_pool; }
 
 }  // namespace minic::runtime
 
 extern "C" void minic_parallel_for(void (*fn)(void* closure, int64_t begin, int64_t end),
                                    void* closure, int64_t n) {
-  minic::runtime::global_thread_pool().parallel_for(
-      n, [&](int64_t begin, int64_t end) { fn(closure, begin, end); });
+  minic::runtime::ThreadPool* pool = minic::runtime::current_thread_pool();
+  if (!pool) {
+    if (n > 0) fn(closure, 0, n);
+    return;
+  }
+  pool->parallel_for(n, [&](int64_t begin, int64_t end) { fn(closure, begin, end); });
 }

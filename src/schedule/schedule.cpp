@@ -23,7 +23,8 @@ const PrimitiveEntry& find_primitive(const std::string& name) {
   for (const PrimitiveEntry& entry : primitive_table()) {
     if (entry.name == name) return entry;
   }
-  fail("unknown schedule primitive '{}' (known: {})", name, fmt::join(primitive_names(), ", "));
+  throw TraceError(fmt::format("unknown schedule primitive '{}' (known: {})", name,
+                               fmt::join(primitive_names(), ", ")));
 }
 
 // A readable trace-variable name for a result: the loop's variable name or the block's
@@ -77,17 +78,22 @@ std::vector<std::string> Schedule::apply(Instruction instruction) {
   try {
     results = entry.apply(scheduled, InstructionArgs(instruction, *this));
     loop::verify_func(scheduled);
+  } catch (const InternalError&) {
+    throw;  // a bug in the primitive, not a refusal
   } catch (const Error& error) {
+    // The argument checks and the primitives refuse with a plain Error: this is where a
+    // refusal becomes the TraceError of an instruction that does not apply.
     std::string message = error.what();
     // Errors from the argument checks and the primitives already name the primitive.
     if (message.rfind(instruction.primitive + ":", 0) != 0) {
       message = fmt::format("{}: {}", instruction.primitive, message);
     }
-    fail("{} (usage: {})", message, entry.usage);
+    throw TraceError(fmt::format("{} (usage: {})", message, entry.usage));
   }
   if (!instruction.results.empty() && instruction.results.size() != results.size()) {
-    fail("{}: gives {} result{}, but the trace names {}", instruction.primitive, results.size(),
-         results.size() == 1 ? "" : "s", instruction.results.size());
+    throw TraceError(fmt::format("{}: gives {} result{}, but the trace names {}",
+                                 instruction.primitive, results.size(),
+                                 results.size() == 1 ? "" : "s", instruction.results.size()));
   }
   if (instruction.results.empty()) {
     for (const PrimitiveResult& result : results) {

@@ -154,7 +154,7 @@ class LineParser {
     if (!accept(c)) error(fmt::format("expected '{}'", c));
   }
   [[noreturn]] void error(const std::string& message) const {
-    fail("{}:{}:{}: {}", filename_, line_number_, pos_ + 1, message);
+    throw TraceError(fmt::format("{}:{}:{}: {}", filename_, line_number_, pos_ + 1, message));
   }
 
   const std::string& text_;

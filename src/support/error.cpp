@@ -1,10 +1,13 @@
+// The internal-error type of include/minic/support/error.h.
 #include "minic/support/error.h"
 
 namespace minic {
 
+InternalError::InternalError(const std::string& reason)
+    : Error("internal error (a bug in minic): " + reason), reason_(reason) {}
+
 void internal_error(const char* condition, const char* file, int line) {
-  throw Error(fmt::format("internal error (a bug in minic): check '{}' failed at {}:{}",
-                          condition, file, line));
+  internal_fail("check '{}' failed at {}:{}", condition, file, line);
 }
 
 }  // namespace minic

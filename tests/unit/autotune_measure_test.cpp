@@ -118,9 +118,11 @@ TEST_CASE("a candidate slower than give_up_us is timed once", "[autotune_measure
 
 TEST_CASE("measure runs a parallel kernel on its own pool, and the parent's pool still works",
           "[autotune_measure]") {
-  // The parent's pool has worker threads, which a forked child does not have: the child
-  // must make its own pool (of another size here) rather than join or wait on those.
-  runtime::set_global_thread_count(3);
+  // The parent's pool, installed on the measuring thread, has worker threads, which a
+  // forked child does not have: the child must make its own pool (of another size here)
+  // rather than join or wait on those.
+  runtime::ThreadPool parent_pool(3);
+  runtime::ThreadPoolScope use(parent_pool);
   loop::PrimFunc scheduled =
       schedule::default_cpu_schedule(parse_func(schedule::test::kGemmKernel));
   MeasureOptions options = quick_options();
@@ -131,12 +133,14 @@ TEST_CASE("measure runs a parallel kernel on its own pool, and the parent's pool
   check_timed(results[0], options.repeats);
 
   std::atomic<int64_t> sum{0};
-  runtime::global_thread_pool().parallel_for(100, [&](int64_t begin, int64_t end) {
+  std::atomic<int> chunks{0};
+  runtime::current_thread_pool()->parallel_for(100, [&](int64_t begin, int64_t end) {
+    ++chunks;
     for (int64_t i = begin; i < end; ++i) sum += i;
   });
   CHECK(sum == 4950);
-  CHECK(runtime::global_thread_pool().num_threads() == 3);
-  runtime::set_global_thread_count(0);
+  CHECK(chunks == 3);  // one chunk per thread of the parent's pool
+  CHECK(runtime::current_thread_pool() == &parent_pool);
 }
 
 TEST_CASE("a candidate that runs too long is stopped and reported as timed out",

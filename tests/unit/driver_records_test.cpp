@@ -168,12 +168,16 @@ TEST_CASE("the fastest successful record of the workload is the one used", "[dri
 TEST_CASE("a record whose trace does not replay falls back to the default schedule",
           "[driver_records]") {
   autotune::Task task = matmul_task();
-  TempDatabase database("stale", {make_record(task, "b0 = get_block(\"no_such_block\")")});
   std::unique_ptr<CompiledModel> untuned = compile_and_check("");
-  std::unique_ptr<CompiledModel> model = compile_and_check(database.path());
-  CHECK(model->stats().tuned_kernels == 0);
-  CHECK(model->stats().failed_records == 1);
-  CHECK(loop::print_module(model->kernels()) == loop::print_module(untuned->kernels()));
+  // A trace that does not apply to the kernel, and one that does not even parse.
+  for (const char* trace : {"b0 = get_block(\"no_such_block\")", "b0 = get_block(\"C\""}) {
+    INFO(trace);
+    TempDatabase database("stale", {make_record(task, trace)});
+    std::unique_ptr<CompiledModel> model = compile_and_check(database.path());
+    CHECK(model->stats().tuned_kernels == 0);
+    CHECK(model->stats().failed_records == 1);
+    CHECK(loop::print_module(model->kernels()) == loop::print_module(untuned->kernels()));
+  }
 }
 
 TEST_CASE("records of another CPU or another workload are not used", "[driver_records]") {

@@ -1,7 +1,9 @@
 // Tests of compile_model: whole graphs compiled with the default schedules must compute
 // what the reference interpreter computes. The shapes are chosen so that the GEMM rule
-// (register tile, packing, compact buffers) applies, and so that it does not. Course
-// module 8.
+// (register tile, packing, compact buffers) applies, and so that it does not. Two models
+// with different thread counts run side by side; a node without a compute rule for its
+// form runs its reference kernel, while an internal error in lowering stops the compile.
+// Course module 8.
 #include "minic/driver/compile.h"
 
 #include "minic/ir/graph/text.h"
@@ -9,10 +11,14 @@
 #include "minic/ops/shape_inference.h"
 #include "minic/runtime/compare.h"
 #include "minic/runtime/interpreter.h"
+#include "minic/support/error.h"
+#include "minic/support/file.h"
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 using namespace minic;
 
@@ -111,4 +117,86 @@ TEST_CASE("every kernel runs on one thread and on several with the same results"
     options.threads = threads;
     check_against_interpreter(text, options);
   }
+}
+
+TEST_CASE("two models with different thread counts run side by side in one process",
+          "[driver]") {
+  const std::string text = R"(graph g(%a: f32[96,64], %b: f32[64,64]) -> (%c: f32[96,64]) opset 17 {
+  %m = MatMul(%a, %b)
+  %c = Relu(%m)
+  return %c
+})";
+  Graph reference = graph_from_text(text);
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<Tensor> inputs;
+  for (const Value* input : reference.inputs()) {
+    Tensor tensor(input->type);
+    for (float& x : tensor.values<float>()) x = value(rng);
+    inputs.push_back(std::move(tensor));
+  }
+  const Tensor expected = interpret(reference, inputs)[0];
+
+  CompileOptions one_thread;
+  one_thread.threads = 1;
+  CompileOptions three_threads;
+  three_threads.threads = 3;
+  std::unique_ptr<CompiledModel> serial = compile_model(graph_from_text(text), one_thread);
+  std::unique_ptr<CompiledModel> parallel = compile_model(graph_from_text(text), three_threads);
+  // Each model's device owns its pool; compiling the second changed nothing of the first.
+  CHECK(serial->device().describe() == "host CPU, 1 thread");
+  CHECK(parallel->device().describe() == "host CPU, 3 threads");
+
+  std::atomic<int> wrong{0};
+  auto keep_running = [&](CompiledModel& model) {
+    for (int run = 0; run < 20; ++run) {
+      if (!compare_tensors(model.run(inputs)[0], expected, {1e-4, 1e-5}).ok()) ++wrong;
+    }
+  };
+  std::thread first([&] { keep_running(*serial); });
+  std::thread second([&] { keep_running(*parallel); });
+  first.join();
+  second.join();
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("a node without a compute rule for its form runs its reference kernel",
+          "[driver]") {
+  // Relu lowers; a Cast to float8 has no compute rule (NoComputeRule): the reference
+  // kernel runs it, and the model still computes what the interpreter does. (Without
+  // graph passes, so that the two stay two kernels.)
+  const std::string text = read_file(MINIC_SOURCE_DIR "/tests/lit/lower/Inputs/no_rule.mgraph");
+  Graph reference = graph_from_text(text);
+  Tensor x(reference.inputs()[0]->type);
+  std::vector<float> values = {-1.5f, 0.25f, 3.0f, -0.0f};
+  std::copy(values.begin(), values.end(), x.values<float>().begin());
+  CompileOptions options;
+  options.graph_passes = {};
+  std::unique_ptr<CompiledModel> model = compile_model(graph_from_text(text), options);
+  CHECK(model->stats().kernels == 2);
+  CHECK(model->stats().compiled_kernels == 1);
+  CHECK(model->stats().reference_ops == std::vector<std::string>{"Cast"});
+  std::vector<Tensor> actual = model->run({x});
+  std::vector<Tensor> expected = interpret(reference, {x});
+  REQUIRE(actual.size() == 1);
+  CHECK(compare_tensors(actual[0], expected[0], {0, 0}).ok());
+}
+
+TEST_CASE("an internal error while lowering propagates, naming the node", "[driver]") {
+  // Where's compute rule relies on its shape rule, which refuses a condition that is not
+  // bool. Shape inference reports that as the user's error; a graph whose shapes were not
+  // inferred (what no importer gives compile_model) reaches the rule, which then builds a
+  // Select on f32: invalid loop IR, a broken invariant. That is no refusal to fall back
+  // on: compile_model fails, naming the node, as an internal error.
+  const char* const text = R"(graph g(%c: f32[4], %a: f32[4], %b: f32[4]) -> (%y: f32[4]) opset 17 {
+  %y = Where(%c, %a, %b) : f32[4] @pick
+  return %y
+})";
+  CHECK_THROWS_WITH(graph_from_text(text), Catch::Contains("Where needs a bool tensor"));
+  CompileOptions options;
+  options.graph_passes = {};
+  CHECK_THROWS_AS(compile_model(parse_graph(text, "<driver test>"), options), InternalError);
+  CHECK_THROWS_WITH(compile_model(parse_graph(text, "<driver test>"), options),
+                    Catch::StartsWith("internal error (a bug in minic): lowering Where node "
+                                      "'pick': invalid loop IR: Select on f32"));
 }

@@ -203,11 +203,11 @@ TEST_CASE("parallel loops give the interpreter's results on 1 and on 4 threads",
                                      filled(DType::f32, {24, 32}, 777.0)};
   for (int threads : {1, 4}) {
     INFO(threads << " threads");
-    runtime::set_global_thread_count(threads);
+    runtime::ThreadPool pool(threads);
+    runtime::ThreadPoolScope use(pool);
     check_compiled(nested, random_arguments(nested, rng));
     check_compiled(plain, scheduled, matmul_args, {0, 0});
   }
-  runtime::set_global_thread_count(0);
 }
 
 TEST_CASE("GPU loops, barriers and storage-only types are errors for the LLVM backend",

@@ -1,5 +1,6 @@
 // Tests of schedule traces: the text form, recording, replay and the errors of a bad
-// trace. Course module 4. The primitives themselves are tested in schedule_*_test.cpp.
+// trace (each a TraceError). Course module 4. The primitives themselves are tested in
+// schedule_*_test.cpp.
 #include "minic/schedule/schedule.h"
 
 #include "minic/ir/loop/parser.h"
@@ -30,10 +31,12 @@ const char* kMatmul = R"(func @matmul(A: f32[64,32], B: f32[32,48], C: f32[64,48
 
 loop::PrimFunc matmul() { return loop::parse_loop_module(kMatmul, "matmul.mloop").functions.at(0); }
 
+// The message of the TraceError `action` throws: a trace that does not parse or does not
+// apply is that error and no other (any other escapes and fails the test).
 std::string error_of(const std::function<void()>& action) {
   try {
     action();
-  } catch (const Error& error) {
+  } catch (const TraceError& error) {
     return error.what();
   }
   return "(no error)";

@@ -1,12 +1,14 @@
 // Unit tests for the runtime's thread pool: every index runs exactly once whatever the
 // thread count, nested parallel_for runs serially, exceptions reach the caller, and the C
-// entry point compiled code calls. Course module 4.
+// entry point compiled code calls runs on the pool installed on its thread. Course
+// module 4.
 #include "minic/runtime/thread_pool.h"
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 using namespace minic::runtime;
@@ -58,16 +60,57 @@ TEST_CASE("an exception in a chunk reaches the caller of parallel_for", "[llvm][
   CHECK(after == 9);  // the pool still works
 }
 
-TEST_CASE("minic_parallel_for runs a C callback over the range on the global pool",
+// The closure of count_chunks: how often it was called, and how often each index ran.
+struct ChunkCounts {
+  std::atomic<int> chunks{0};
+  std::vector<std::atomic<int>> hits;
+  explicit ChunkCounts(size_t n) : hits(n) {}
+};
+
+void count_chunks(void* closure, int64_t begin, int64_t end) {
+  auto* counts = static_cast<ChunkCounts*>(closure);
+  ++counts->chunks;
+  for (int64_t i = begin; i < end; ++i) counts->hits[i]++;
+}
+
+TEST_CASE("minic_parallel_for runs a C callback on the pool installed on this thread",
           "[llvm][thread_pool]") {
-  set_global_thread_count(3);
-  CHECK(global_thread_pool().num_threads() == 3);
-  std::vector<std::atomic<int>> hits(50);
-  auto callback = [](void* closure, int64_t begin, int64_t end) {
-    auto* counts = static_cast<std::vector<std::atomic<int>>*>(closure);
-    for (int64_t i = begin; i < end; ++i) (*counts)[i]++;
-  };
-  minic_parallel_for(callback, &hits, 50);
-  for (auto& hit : hits) CHECK(hit == 1);
-  set_global_thread_count(0);
+  ThreadPool pool(3);
+  {
+    ThreadPoolScope use(pool);
+    CHECK(current_thread_pool() == &pool);
+    ChunkCounts counts(50);
+    minic_parallel_for(count_chunks, &counts, 50);
+    CHECK(counts.chunks == 3);  // one chunk per thread of the pool
+    for (auto& hit : counts.hits) CHECK(hit == 1);
+  }
+  // The scope is left: no pool, and the whole range runs as one call on this thread.
+  CHECK(current_thread_pool() == nullptr);
+  ChunkCounts counts(50);
+  minic_parallel_for(count_chunks, &counts, 50);
+  CHECK(counts.chunks == 1);
+  for (auto& hit : counts.hits) CHECK(hit == 1);
+}
+
+TEST_CASE("a ThreadPoolScope restores the pool installed before it, and is per thread",
+          "[llvm][thread_pool]") {
+  ThreadPool outer(2);
+  ThreadPool inner(4);
+  ThreadPoolScope use_outer(outer);
+  {
+    ThreadPoolScope use_inner(inner);
+    CHECK(current_thread_pool() == &inner);
+    ChunkCounts counts(40);
+    minic_parallel_for(count_chunks, &counts, 40);
+    CHECK(counts.chunks == 4);
+  }
+  CHECK(current_thread_pool() == &outer);
+  ChunkCounts counts(40);
+  minic_parallel_for(count_chunks, &counts, 40);
+  CHECK(counts.chunks == 2);
+  // Another thread has none of this thread's pools.
+  ThreadPool* seen = &outer;
+  std::thread other([&] { seen = current_thread_pool(); });
+  other.join();
+  CHECK(seen == nullptr);
 }

@@ -33,6 +33,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <thread>
@@ -160,11 +161,20 @@ nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& grap
   return json;
 }
 
-int bench_model(const BenchOptions& options) {
-  check_options(options);
+// The model compiled (or loaded), with the inputs given by --input, and the time each part
+// of compiling took.
+struct BenchModel {
+  std::unique_ptr<PreparedModel> model;
+  std::map<std::string, Tensor> given_inputs;
+  size_t num_passes = 0;
+  double import_ms = 0;
+  double passes_ms = 0;  // passes and code generation (or loading a compiled directory)
+};
 
-  // Compile: import (with the given inputs and shapes) and graph passes. Reading the
-  // --input files is not compiling, so its time is left out.
+// Import (with the given inputs and shapes) and graph passes, and for llvm compiling.
+// Reading the --input files is not compiling, so its time is left out.
+BenchModel prepare_bench_model(const BenchOptions& options) {
+  BenchModel bench;
   auto import_start = std::chrono::steady_clock::now();
   const bool compiled_dir = is_compiled_model_dir(options.model);
   const std::string onnx_file = compiled_dir ? options.model + "/model.onnx" : options.model;
@@ -179,33 +189,40 @@ int bench_model(const BenchOptions& options) {
   check_inputs_are_sized(summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
   std::vector<std::string> passes = parse_pass_list(options.passes);
-  std::unique_ptr<PreparedModel> prepared;
-  double import_ms = 0;
-  double passes_ms = 0;
+  bench.num_passes = passes.size();
   if (compiled_dir) {
     // Loading the compiled kernels; the import and passes inside count as compile time.
-    prepared = std::make_unique<PreparedModel>(options.model, options.threads);
-    passes_ms = prepared->compile_ms();
-  } else {
-    Graph graph = import_onnx(onnx_file, import_options);
-    import_ms = milliseconds_since(import_start) - read_ms;
-    auto prepare_start = std::chrono::steady_clock::now();
-    prepared = std::make_unique<PreparedModel>(
-        std::move(graph),
-        BackendOptions{options.backend, passes, options.threads, options.records});
-    passes_ms = milliseconds_since(prepare_start);
+    bench.model = std::make_unique<PreparedModel>(options.model, options.threads);
+    bench.passes_ms = bench.model->compile_ms();
+    bench.given_inputs = std::move(import_options.known_inputs);
+    return bench;
   }
-  PreparedModel& model = *prepared;
+  Graph graph = import_onnx(onnx_file, import_options);
+  bench.import_ms = milliseconds_since(import_start) - read_ms;
+  bench.given_inputs = std::move(import_options.known_inputs);
+  auto prepare_start = std::chrono::steady_clock::now();
+  bench.model = std::make_unique<PreparedModel>(
+      std::move(graph), BackendOptions{options.backend, passes, options.threads, options.records});
+  bench.passes_ms = milliseconds_since(prepare_start);
+  return bench;
+}
 
-  std::mt19937_64 random(options.seed);
+// The model's inputs: the given ones, and random numbers for the others.
+std::vector<Tensor> bench_inputs(const BenchModel& bench, uint64_t seed) {
+  std::mt19937_64 random(seed);
   std::vector<Tensor> inputs;
-  for (const Value* input : model.graph().inputs()) {
-    auto given = import_options.known_inputs.find(input->name);
-    inputs.push_back(given != import_options.known_inputs.end()
+  for (const Value* input : bench.model->graph().inputs()) {
+    auto given = bench.given_inputs.find(input->name);
+    inputs.push_back(given != bench.given_inputs.end()
                          ? given->second
                          : fill_tensor(input->type, Fill::random, random));
   }
+  return inputs;
+}
 
+// --warmup untimed runs, then --repeat runs timed one by one.
+std::vector<double> time_runs(PreparedModel& model, const std::vector<Tensor>& inputs,
+                              const BenchOptions& options) {
   for (int i = 0; i < options.warmup; ++i) model.run(inputs);
   std::vector<double> samples;
   for (int i = 0; i < options.repeat; ++i) {
@@ -213,32 +230,44 @@ int bench_model(const BenchOptions& options) {
     std::vector<Tensor> outputs = model.run(inputs);
     samples.push_back(milliseconds_since(start));
   }
-  LatencyStats stats = summarize(samples);
-  double rss_mb = peak_rss_mb();
+  return samples;
+}
 
+void print_bench(const BenchOptions& options, const BenchModel& bench,
+                 const LatencyStats& stats, double rss_mb) {
+  const PreparedModel& model = *bench.model;
   fmt::print("bench {}\n", options.model);
   fmt::print("  backend  {}\n", model.describe());
   if (!model.describe_records().empty()) fmt::print("  {}\n", model.describe_records());
-  fmt::print("  passes   {} ({} passes)\n", options.passes, passes.size());
+  fmt::print("  passes   {} ({} passes)\n", options.passes, bench.num_passes);
   fmt::print("  threads  {}\n", threads_note(options));
   fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
              options.seed);
   for (const Value* input : model.graph().inputs()) {
-    bool given = import_options.known_inputs.count(input->name) != 0;
+    bool given = bench.given_inputs.count(input->name) != 0;
     fmt::print("  input    {}: {} ({})\n", input->name, type_string(input->type),
                given ? "given" : "random");
   }
   fmt::print("compile    {:.3f} ms (import {:.3f} ms, passes and code generation {:.3f} ms)\n",
-             import_ms + passes_ms, import_ms, passes_ms);
+             bench.import_ms + bench.passes_ms, bench.import_ms, bench.passes_ms);
   fmt::print("latency ms {:>10} {:>10} {:>10} {:>10} {:>10}\n", "median", "mean", "min", "p90",
              "p99");
   fmt::print("           {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", stats.median,
              stats.mean, stats.min, stats.p90, stats.p99);
   fmt::print("peak RSS   {:.1f} MB\n", rss_mb);
+}
 
+int bench_model(const BenchOptions& options) {
+  check_options(options);
+  BenchModel bench = prepare_bench_model(options);
+  std::vector<Tensor> inputs = bench_inputs(bench, options.seed);
+  std::vector<double> samples = time_runs(*bench.model, inputs, options);
+  LatencyStats stats = summarize(samples);
+  double rss_mb = peak_rss_mb();
+  print_bench(options, bench, stats, rss_mb);
   if (!options.json_file.empty()) {
-    nlohmann::ordered_json json =
-        bench_json(options, model.graph(), import_ms, passes_ms, samples, stats, rss_mb);
+    nlohmann::ordered_json json = bench_json(options, bench.model->graph(), bench.import_ms,
+                                             bench.passes_ms, samples, stats, rss_mb);
     write_file(options.json_file, json.dump(2) + "\n");
     fmt::print("wrote {}\n", options.json_file);
   }

@@ -1,19 +1,22 @@
 // Compiling a model: the whole pipeline as one list of calls.
 //
 // Course module 8 (putting it together). compile_model takes an imported graph to a
-// model that runs natively:
+// model that runs natively, one call per step (src/driver/compile_model.cpp):
 //
-//   1. graph passes     run_passes(graph, default_pipeline())   src/passes/graph
-//   2. lowering         lower_node per kernel                   src/ops (compute rules)
-//   3. scheduling       a tuned or the default CPU schedule     src/autotune, src/schedule/rules
-//   4. loop passes      run_passes(kernels, default_loop_pipeline())  src/passes/loop
-//   5. code generation  compile_llvm on the module              src/codegen/llvm
-//   6. planning         steps, buffers, memory plan             src/driver/execution_plan.cpp
+//   1. graph passes     run_passes        options.graph_passes       src/passes/graph
+//   2. lowering         lower_kernels     lower_node per node        src/lower (ops' rules)
+//   3. scheduling       schedule_kernels  a record's, or the default src/schedule/rules
+//   4. loop passes      run_passes        options.loop_passes        src/passes/loop
+//   5. code generation  generate_code     compile_llvm on the module src/codegen/llvm
+//   6. planning         plan_execution    steps, buffers, memory     src/driver/execution_plan.cpp
 //
-// A kernel whose ops have no compute rule runs the reference kernel of its op instead
-// (the plan says which; `minic run --profile` shows it). The driver sits at the end of
-// the pipeline and may use every area above it; nothing but the CLI, tests and
-// benchmarks uses it.
+// and the model runs its plan on a host device with options.threads threads
+// (src/runtime/device.cpp): the thread count belongs to the model, not to the process.
+// A node whose op has no compute rule, or whose form of it its rule does not cover
+// (NoComputeRule), runs the reference kernel of its op instead (the plan says which;
+// `minic run --profile` shows it); any other error while lowering is an error of
+// compile_model naming the node. The driver sits at the end of the pipeline and may use
+// every area above it; nothing but the CLI, tests and benchmarks uses it.
 #pragma once
 
 #include "minic/ir/graph/graph.h"
@@ -44,7 +47,8 @@ struct CompileOptions {
   // LLVM: the optimisation level, and fast-math (reassociating float reductions).
   int opt_level = 3;
   bool fast_math = false;
-  // Threads for parallel loops: 0 means every core.
+  // Threads for parallel loops: 0 means every core. The model's device owns a pool of
+  // this many threads; nothing global changes.
   int threads = 0;
   // A kernel library written by save_compiled_model for this model: its kernels are
   // loaded (dlopen) instead of generated again. Empty: generate them with LLVM.
@@ -70,9 +74,10 @@ struct CompileStats {
 
 class CompiledModel {
  public:
+  // The plan is loaded onto `device`, which runs every step of it.
   CompiledModel(Graph graph, loop::LoopModule kernels,
                 std::unique_ptr<codegen::CompiledModule> code, runtime::ExecutionPlan plan,
-                CompileStats stats);
+                std::unique_ptr<runtime::Device> device, CompileStats stats);
   ~CompiledModel();
 
   // The graph after the graph passes: its inputs and outputs are the model's.
@@ -82,6 +87,8 @@ class CompiledModel {
   const codegen::CompiledModule& code() const { return *code_; }
   const CompileStats& stats() const { return stats_; }
   const runtime::ExecutionPlan& plan() const { return executor_.plan(); }
+  // What runs the plan: the host CPU with the model's thread pool.
+  const runtime::Device& device() const { return executor_.device(); }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           std::vector<runtime::StepProfile>* profile = nullptr);

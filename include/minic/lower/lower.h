@@ -44,9 +44,10 @@ bool has_compute_rule(std::string_view op);
 bool can_lower(const Node& node);
 
 // The kernel of one node, plain or fused, of a graph of the given opset. Throws
-// NoComputeRule "no compute rule for op X (node N)" for an op without one, and Error
-// naming the node for inputs a rule needs as constants but that are only known at run
-// time.
+// NoComputeRule "no compute rule for op X (node N)..." for an op without one, for a form
+// of an op its rule does not cover, and for inputs a rule needs as constants but that are
+// only known at run time. Any other error is a bug (InternalError) or a graph that breaks
+// lowering's precondition (types as the shape rules give them).
 loop::PrimFunc lower_node(const Node& node, int opset);
 
 // Every kernel of `graph`, one function per top-level node in graph order, each named

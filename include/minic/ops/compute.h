@@ -138,7 +138,7 @@ class ComputeContext : public NodeContext {
   const ComputeTensor& input(size_t index) const;
   const TensorType& output_type(size_t index) const { return node().outputs.at(index)->type; }
   // The value of input `index` where it is a constant (Reshape's shape, Slice's starts,
-  // Clip's bounds); an error naming the node if it is only known at run time.
+  // Clip's bounds); NoComputeRule naming the node if it is only known at run time.
   const Tensor& constant_input(size_t index) const;
   // The same, or null where the input is omitted or not a constant.
   const Tensor* known_input(size_t index) const;

@@ -1,29 +1,33 @@
-// The executor: runs a compiled model's execution plan.
+// The executor: runs a compiled model's execution plan on a device.
 //
 // Course module 4 (runtime). A compiled model is a list of kernel calls in topological
 // order (the steps), and the buffers they read and write: the model's inputs and
 // outputs, its constants (weights), and its intermediate values, which live in one arena
 // at the offsets of the static memory plan (memory_plan.h). Running the model is then a
 // loop over the steps: look up each argument's address, call the kernel. Nothing is
-// allocated per step; the arena is allocated once per run (or kept, see Executor).
+// allocated per step; the arena is allocated once, when the plan is loaded, and kept.
 //
 // Every kernel has the one calling convention of compiled code, `void kernel(void**
 // args)`: the addresses of its buffers in parameter order. A step whose op has no compute
-// rule runs the op's reference kernel behind the same convention, so the executor does
-// not care which is which; the profiler reports it.
+// rule runs the op's reference kernel behind the same convention, on the host; the
+// profile says which is which.
+//
+// The executor talks to a Device (device.h) for memory, copies, launches, synchronisation
+// and timing. On the host CPU device memory is host memory: the steps read the caller's
+// inputs and the constants where they are and write the outputs straight into the
+// returned tensors, so nothing is copied. On a device with memory of its own the
+// executor copies as device.h describes.
 #pragma once
 
 #include "minic/tensor/tensor.h"
+#include "minic/runtime/device.h"
 #include "minic/runtime/memory_plan.h"
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace minic::runtime {
-
-using KernelCall = std::function<void(void** args)>;
 
 enum class BufferKind { input, output, constant, intermediate };
 
@@ -41,6 +45,7 @@ struct PlanStep {
   bool compiled = true;  // false: the op's reference kernel runs
   KernelCall call;
   std::vector<int> args;  // indices into ExecutionPlan::buffers, in parameter order
+  int num_outputs = 0;    // the last num_outputs of args are the buffers the step writes
 };
 
 struct ExecutionPlan {
@@ -62,9 +67,13 @@ struct StepProfile {
 
 class Executor {
  public:
-  explicit Executor(ExecutionPlan plan);
+  // Loads `plan` onto `device`: allocates the arena there, kept for every run, and on a
+  // device with memory of its own also the inputs, outputs and constants, copying the
+  // constants in.
+  Executor(ExecutionPlan plan, std::unique_ptr<Device> device);
 
   const ExecutionPlan& plan() const { return plan_; }
+  const Device& device() const { return *device_; }
 
   // Runs the model on `inputs` (one per model input, of its type; Error naming the input
   // otherwise) and returns its outputs. With `profile`, also the time of every step.
@@ -72,8 +81,23 @@ class Executor {
                           std::vector<StepProfile>* profile = nullptr);
 
  private:
+  struct FreeOnDevice {
+    Device* device;
+    void operator()(void* memory) const { device->free(memory); }
+  };
+
+  void check_inputs(const std::vector<Tensor>& inputs) const;
+  void* allocate(int64_t bytes);
+  // One step, on `args` (device addresses); the milliseconds it took when `timed`.
+  double run_step(const PlanStep& step, std::vector<void*>& args, bool timed);
+  void run_reference_step(const PlanStep& step, std::vector<void*>& args);
+
   ExecutionPlan plan_;
-  std::vector<std::byte> arena_;  // kept between runs
+  std::unique_ptr<Device> device_;
+  std::vector<std::unique_ptr<void, FreeOnDevice>> memory_;  // what this allocated on it
+  // The device address of every buffer that has one before a run: intermediates, and
+  // constants (and, on a device with memory of its own, inputs and outputs too).
+  std::vector<void*> address_;
 };
 
 }  // namespace minic::runtime

@@ -60,24 +60,38 @@ class ThreadPool {
   bool stop_ = false;
 };
 
-// The pool that compiled code runs its parallel loops on. Compiled kernels reach it
-// through the C function below, so it is one pool for the process; its size is set here
-// (by the CLI's --threads), never read from the environment.
-ThreadPool& global_thread_pool();
-// Replaces the global pool by one of `threads` threads (0: hardware_concurrency). Not to be
-// called while a kernel runs.
-void set_global_thread_count(int threads);
-// For a child process made by fork(), before any kernel runs there: forgets the global pool
-// the child inherited without stopping it. fork copies only the calling thread, so the
-// pool's workers do not exist in the child, and stopping the pool would wait forever to
-// join them; the object is leaked on purpose instead. The next global_thread_pool() or
-// set_global_thread_count makes a new pool. (The autotuner measures candidates this way.)
-void abandon_global_thread_pool();
+// Compiled code reaches a pool through minic_parallel_for (below), a C function without a
+// pool argument: it uses the pool installed on the calling thread. The device that runs a
+// kernel installs its own pool for the duration of the call (HostDevice::launch,
+// device.h), so two models with pools of different sizes run in one process, even at the
+// same time on two threads, each on its own pool. With no pool installed (a worker thread
+// of a pool, a program that calls a kernel directly) a parallel loop runs serially.
+//
+//   ThreadPool pool(4);
+//   {
+//     ThreadPoolScope use(pool);   // this thread's parallel loops run on `pool`
+//     kernel(args);
+//   }                              // and from here on, on the pool installed before
+class ThreadPoolScope {
+ public:
+  explicit ThreadPoolScope(ThreadPool& pool);
+  ~ThreadPoolScope();
+  ThreadPoolScope(const ThreadPoolScope&) = delete;
+  ThreadPoolScope& operator=(const ThreadPoolScope&) = delete;
+
+ private:
+  ThreadPool* previous_;
+};
+
+// The pool installed on the calling thread, or null where none is.
+ThreadPool* current_thread_pool();
 
 }  // namespace minic::runtime
 
 // The entry point compiled code calls for a parallel loop: runs fn(closure, begin, end)
-// over chunks of [0, n) on the global pool. The LLVM JIT resolves this symbol to this
-// function; an object file compiled ahead of time links against it.
+// over chunks of [0, n) on the calling thread's pool (current_thread_pool), or over the
+// whole range on the calling thread where it has none. The LLVM JIT resolves this symbol
+// to this function; a kernel library compiled ahead of time, loaded by the minic
+// executable, finds it there (the executable exports it).
 extern "C" void minic_parallel_for(void (*fn)(void* closure, int64_t begin, int64_t end),
                                    void* closure, int64_t n);

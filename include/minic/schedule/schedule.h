@@ -66,12 +66,14 @@ class Schedule {
 
   // Applies one instruction and records it: what every method above does, and what
   // replay does line by line. The instruction's result names become trace variables
-  // (fresh names are chosen when it has none). Returns the result names. On an error
-  // (an unknown primitive, a bad argument, a failed precondition) throws Error naming
-  // the primitive and the reason; the schedule is left as it was.
+  // (fresh names are chosen when it has none). Returns the result names. Where it does
+  // not apply (an unknown primitive, a bad argument, a failed precondition) throws
+  // TraceError (trace.h) naming the primitive and the reason; an InternalError (a bug in
+  // the primitive) passes through as it is. Either way the schedule is left as it was.
   std::vector<std::string> apply(Instruction instruction);
 
-  // Applies every instruction of `trace` in order.
+  // Applies every instruction of `trace` in order (TraceError at the first that does
+  // not apply).
   void replay(const Trace& trace);
 
   // Called after every instruction the schedule applies (a typed method or a replayed

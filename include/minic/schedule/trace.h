@@ -21,6 +21,8 @@
 // --trace FILE.trace` applies one from the command line.
 #pragma once
 
+#include "minic/support/error.h"
+
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -32,6 +34,17 @@ namespace minic::schedule {
 struct TraceVar {
   std::string name;
   bool operator==(const TraceVar&) const = default;
+};
+
+// A trace that does not parse, or an instruction that does not apply to the kernel it is
+// applied to (an unknown primitive, a bad argument, a failed precondition): what
+// parse_trace and Schedule::apply throw, naming the line or the primitive. A caller that
+// may meet a stale trace (a tuning record written by another version of minic, or edited
+// by hand) catches this one and schedules the kernel another way. A bug in a primitive is
+// an InternalError (support/error.h), never a TraceError.
+class TraceError : public Error {
+ public:
+  using Error::Error;
 };
 
 using TraceArg = std::variant<TraceVar, int64_t, std::vector<int64_t>, std::string>;
@@ -54,7 +67,7 @@ std::string print_instruction(const Instruction& instruction);
 // Every instruction, one a line.
 std::string print_trace(const Trace& trace);
 
-// Parses the text form; a syntax error is an Error naming `filename`, the line and
+// Parses the text form; a syntax error is a TraceError naming `filename`, the line and
 // column. Whether the primitives and their arguments make sense is checked when the
 // trace is applied.
 Trace parse_trace(const std::string& text, const std::string& filename = "<trace>");

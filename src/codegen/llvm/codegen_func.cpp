@@ -87,8 +87,8 @@ void verify(llvm::Function* function, const std::string& func_name) {
   std::string message;
   llvm::raw_string_ostream stream(message);
   if (llvm::verifyFunction(*function, &stream)) {
-    fail("internal error (a bug in minic): LLVM rejects the code made for @{} ({}): {}",
-         func_name, function->getName().str(), stream.str());
+    internal_fail("LLVM rejects the code made for @{} ({}): {}",
+                  func_name, function->getName().str(), stream.str());
   }
 }
 
@@ -386,7 +386,7 @@ std::unique_ptr<llvm::Module> build_module(const LoopModule& module, const LlvmO
   std::string message;
   llvm::raw_string_ostream stream(message);
   if (llvm::verifyModule(*result, &stream)) {
-    fail("internal error (a bug in minic): LLVM rejects the module: {}", stream.str());
+    internal_fail("LLVM rejects the module: {}", stream.str());
   }
   return result;
 }

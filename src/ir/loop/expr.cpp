@@ -32,8 +32,8 @@ namespace {
 template <typename... Args>
 void require(bool condition, fmt::format_string<Args...> format, Args&&... args) {
   if (!condition) {
-    fail("internal error (a bug in minic): invalid loop IR: {}",
-         fmt::format(format, std::forward<Args>(args)...));
+    internal_fail("invalid loop IR: {}",
+                  fmt::format(format, std::forward<Args>(args)...));
   }
 }
 

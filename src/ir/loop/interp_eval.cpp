@@ -197,7 +197,7 @@ class Evaluator {
         return result;
       }
     }
-    fail("internal error (a bug in minic): unknown expression kind");
+    internal_fail("unknown expression kind");
   }
 
  private:

@@ -65,9 +65,9 @@ std::optional<std::vector<Tensor>> values_from_types(const Node& node, int opset
   for (size_t i = 0; i < recorded.size(); ++i) {
     if (!recorded[i]) return std::nullopt;
     if (recorded[i]->type() != node.outputs[i]->type) {
-      fail("{}: internal error (a bug in minic): output {} is {} but its type is {}",
-           node.describe(), i, type_string(recorded[i]->type()),
-           type_string(node.outputs[i]->type));
+      internal_fail("{}: output {} is {} but its type is {}",
+                    node.describe(), i, type_string(recorded[i]->type()),
+                    type_string(node.outputs[i]->type));
     }
     results.push_back(std::move(*recorded[i]));
   }

@@ -96,7 +96,7 @@ Expr make_operator(ExprKind kind, const std::vector<Expr>& operands) {
 #undef MINIC_BINARY_CASE
     case ExprKind::Not: return Not::make(operands.at(0));
     case ExprKind::Select: return Select::make(operands.at(0), operands.at(1), operands.at(2));
-    default: fail("internal error (a bug in minic): {} is not an operator", expr_kind_name(kind));
+    default: internal_fail("{} is not an operator", expr_kind_name(kind));
   }
 }
 
