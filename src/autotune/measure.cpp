@@ -117,11 +117,13 @@ void flush_from_caches(const std::vector<std::pair<const std::byte*, size_t>>& m
 }
 
 // Steps 1-3 of measure.h for one candidate; returns the report for the pipe.
-std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions& options) {
+std::string time_candidate(const loop::PrimFunc& candidate, const Target& target,
+                           const MeasureOptions& options) {
   loop::LoopModule module{{candidate}};
   loop::run_loop_passes(module, loop::default_loop_pipeline());
   // compile_model's options: O3, no fast-math, one element's alignment assumed.
   codegen::LlvmOptions llvm_options;
+  llvm_options.target = target;
   std::unique_ptr<codegen::CompiledModule> code = codegen::compile_llvm(module, llvm_options);
   codegen::CompiledModule::KernelFn kernel = code->find(candidate.name);
 
@@ -180,7 +182,8 @@ bool write_all(int fd, const std::string& text) {
 }
 
 // Step 2 of the file comment: everything the child does. Never returns.
-[[noreturn]] void child_main(const loop::PrimFunc& candidate, const MeasureOptions& options,
+[[noreturn]] void child_main(const loop::PrimFunc& candidate, const Target& target,
+                             const MeasureOptions& options,
                              int report_fd) {
   for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE}) {
     ::signal(signal_number, SIG_DFL);
@@ -196,7 +199,7 @@ bool write_all(int fd, const std::string& text) {
   std::string report;
   try {
     runtime::set_global_thread_count(options.threads);
-    report = time_candidate(candidate, options);
+    report = time_candidate(candidate, target, options);
   } catch (const std::exception& error) {
     report = std::string("error ") + error.what();
     status = 1;
@@ -278,7 +281,8 @@ int wait_for(pid_t child) {
   return status;
 }
 
-MeasureResult measure_one(const loop::PrimFunc& candidate, const MeasureOptions& options) {
+MeasureResult measure_one(const loop::PrimFunc& candidate, const Target& target,
+                          const MeasureOptions& options) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) fail("measure: pipe failed: {}", std::strerror(errno));
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -291,7 +295,7 @@ MeasureResult measure_one(const loop::PrimFunc& candidate, const MeasureOptions&
   }
   if (child == 0) {
     ::close(pipe_fds[0]);
-    child_main(candidate, options, pipe_fds[1]);
+    child_main(candidate, target, options, pipe_fds[1]);
   }
   ::close(pipe_fds[1]);
   std::string report;
@@ -331,14 +335,13 @@ void check_options(const MeasureOptions& options) {
 
 }  // namespace
 
-std::string cpu_target() { return "llvm-cpu " + codegen::host_cpu_name(); }
-
 std::vector<MeasureResult> measure(const std::vector<loop::PrimFunc>& candidates,
-                                   const MeasureOptions& options) {
+                                   const Target& target, const MeasureOptions& options) {
   check_options(options);
+  codegen::check_runs_here(target);
   std::vector<MeasureResult> results;
   for (const loop::PrimFunc& candidate : candidates) {
-    results.push_back(measure_one(candidate, options));
+    results.push_back(measure_one(candidate, target, options));
   }
   return results;
 }

@@ -5,7 +5,6 @@
 #include "execution_plan.h"
 #include "shared_library.h"
 #include "minic/autotune/database.h"
-#include "minic/autotune/measure.h"
 #include "minic/autotune/task.h"
 #include "minic/codegen/llvm.h"
 #include "minic/ops/lower.h"
@@ -35,7 +34,7 @@ double ms_since(Clock::time_point start) {
 // by another version of minic, or edited by hand) is counted and passed over, so that a
 // stale database never stops a model from compiling.
 loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* records,
-                               const std::string& target, CompileStats& stats) {
+                               const Target& target, CompileStats& stats) {
   if (records) {
     std::optional<autotune::TuningRecord> best =
         records->best(autotune::workload_key(func), target);
@@ -50,29 +49,37 @@ loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* re
       }
     }
   }
-  return schedule::default_cpu_schedule(std::move(func));
+  return schedule::default_cpu_schedule(std::move(func), target);
 }
 
 }  // namespace
 
 CompiledModel::CompiledModel(Graph graph, loop::LoopModule kernels,
                              std::unique_ptr<codegen::CompiledModule> code,
-                             runtime::ExecutionPlan plan, CompileStats stats)
+                             runtime::ExecutionPlan plan, CompileStats stats, Target target)
     : graph_(std::move(graph)),
       kernels_(std::move(kernels)),
       code_(std::move(code)),
       executor_(std::move(plan)),
-      stats_(std::move(stats)) {}
+      stats_(std::move(stats)),
+      target_(std::move(target)) {}
 
 CompiledModel::~CompiledModel() = default;
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs,
                                        std::vector<runtime::StepProfile>* profile) {
+  if (!checked_target_) {
+    codegen::check_runs_here(target_);
+    checked_target_ = true;
+  }
   return executor_.run(inputs, profile);
 }
 
 std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& options) {
   auto start = Clock::now();
+  if (options.target.is_cuda()) {
+    fail("target {}: the CUDA back end is not built yet", options.target.str());
+  }
   CompileStats stats;
   runtime::set_global_thread_count(options.threads);
 
@@ -82,7 +89,6 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
   // The tuning records, if any, read once for every kernel.
   std::optional<autotune::Database> records;
   if (!options.records.empty()) records = autotune::Database::load(options.records);
-  const std::string target = autotune::cpu_target();
   stats.records = options.records;
 
   // 2-4. Lower, schedule and simplify every kernel that has compute rules.
@@ -94,7 +100,7 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
     std::optional<loop::PrimFunc> lowered;
     if (can_lower(*node)) {
       try {
-        lowered = lower_node(*node, graph.opset);
+        lowered = lower_node(*node, graph.opset, options.target);
       } catch (const Error&) {
         // A form of the op its rule does not cover (MaxPool's Indices output, a
         // storage-only type): the reference kernel runs it.
@@ -111,7 +117,8 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
     func.name = name;
     names.insert(name);
     if (options.schedule) {
-      func = schedule_kernel(std::move(func), records ? &*records : nullptr, target, stats);
+      func = schedule_kernel(std::move(func), records ? &*records : nullptr, options.target,
+                             stats);
     }
     kernel_of[node] = name;
     kernels.functions.push_back(std::move(func));
@@ -121,6 +128,7 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
   // 5. Code generation.
   auto codegen_start = Clock::now();
   codegen::LlvmOptions llvm_options;
+  llvm_options.target = options.target;
   llvm_options.opt_level = options.opt_level;
   llvm_options.fast_math = options.fast_math;
   // Only the arena is 64-byte aligned; inputs, outputs and constants are Tensors, whose
@@ -158,7 +166,7 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
   stats.reference_ops.assign(reference_ops.begin(), reference_ops.end());
   stats.compile_ms = ms_since(start);
   return std::make_unique<CompiledModel>(std::move(graph), std::move(kernels), std::move(code),
-                                         std::move(plan), std::move(stats));
+                                         std::move(plan), std::move(stats), options.target);
 }
 
 }  // namespace minic

@@ -14,6 +14,7 @@
 // linearly between the sorted samples (numpy's default), so p50 equals the median.
 #include "backend.h"
 #include "commands.h"
+#include "common_options.h"
 #include "graph_input.h"
 #include "run_inputs.h"
 
@@ -43,13 +44,10 @@ namespace {
 struct BenchOptions {
   std::string model;
   std::string backend = "llvm";
-  std::string passes = "default";
-  std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
-  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
+  CommonOptions common;             // --passes, --threads, --records, --input-shape, --target
+  std::vector<std::string> inputs;  // "NAME=PATH" or "PATH"
   int warmup = 2;
   int repeat = 10;
-  int threads = 0;  // 0: every core
-  std::string records;  // a tuning database (llvm)
   uint64_t seed = 0;
   std::string json_file;
 };
@@ -103,13 +101,14 @@ double peak_rss_mb() {
 // The number of threads the backend runs on, and a note for the configuration table.
 int threads_used(const BenchOptions& options) {
   if (options.backend == "interp") return 1;
-  return options.threads > 0 ? options.threads
-                             : static_cast<int>(std::thread::hardware_concurrency());
+  return options.common.threads > 0 ? options.common.threads
+                                    : static_cast<int>(std::thread::hardware_concurrency());
 }
 
 std::string threads_note(const BenchOptions& options) {
   if (options.backend == "interp") return "1 (the interpreter is single-threaded)";
-  return fmt::format("{}{}", threads_used(options), options.threads == 0 ? " (every core)" : "");
+  return fmt::format("{}{}", threads_used(options),
+                     options.common.threads == 0 ? " (every core)" : "");
 }
 
 void check_options(const BenchOptions& options) {
@@ -122,27 +121,30 @@ void check_options(const BenchOptions& options) {
   }
   if (options.warmup < 0) fail("--warmup {}: must be 0 or more", options.warmup);
   if (options.repeat < 1) fail("--repeat {}: must be 1 or more", options.repeat);
-  if (options.threads < 0) fail("--threads {}: must be 0 (every core) or more", options.threads);
+  if (options.common.threads < 0) {
+    fail("--threads {}: must be 0 (every core) or more", options.common.threads);
+  }
   if (is_compiled_model_dir(options.model)) {
-    check_no_records_for_compiled_dir(options.records, options.model);
+    check_no_records_for_compiled_dir(options.common.records, options.model);
   }
 }
 
-nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& graph,
+nlohmann::ordered_json bench_json(const BenchOptions& options, const PreparedModel& model,
                                   double import_ms, double passes_ms,
                                   const std::vector<double>& samples, const LatencyStats& stats,
                                   double rss_mb) {
   nlohmann::ordered_json json;
   json["model"] = options.model;
   json["backend"] = options.backend;
-  json["passes"] = options.passes;
+  json["passes"] = options.common.passes;
   json["threads"] = threads_used(options);
   json["warmup"] = options.warmup;
   json["repeat"] = options.repeat;
   json["seed"] = options.seed;
-  if (!options.records.empty()) json["records"] = options.records;
+  if (model.compiled()) json["target"] = model.compiled()->target().str();
+  if (!options.common.records.empty()) json["records"] = options.common.records;
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
-  for (const Value* input : graph.inputs()) {
+  for (const Value* input : model.graph().inputs()) {
     inputs.push_back({{"name", input->name}, {"type", type_string(input->type)}});
   }
   json["inputs"] = inputs;
@@ -160,6 +162,37 @@ nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& grap
   return json;
 }
 
+// The configuration block: what ran, how, and on which inputs.
+void print_configuration(const BenchOptions& options, const PreparedModel& model,
+                         size_t pass_count, const std::map<std::string, Tensor>& given_inputs) {
+  fmt::print("bench {}\n", options.model);
+  fmt::print("  backend  {}\n", model.describe());
+  if (!model.describe_records().empty()) fmt::print("  {}\n", model.describe_records());
+  fmt::print("  passes   {} ({} passes)\n", options.common.passes, pass_count);
+  fmt::print("  threads  {}\n", threads_note(options));
+  if (model.compiled()) fmt::print("  target   {}\n", model.compiled()->target().str());
+  fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
+             options.seed);
+  for (const Value* input : model.graph().inputs()) {
+    bool given = given_inputs.count(input->name) != 0;
+    fmt::print("  input    {}: {} ({})\n", input->name, type_string(input->type),
+               given ? "given" : "random");
+  }
+}
+
+// --warmup untimed runs, then the time of each of --repeat runs, in milliseconds.
+std::vector<double> time_runs(PreparedModel& model, const std::vector<Tensor>& inputs,
+                              const BenchOptions& options) {
+  for (int i = 0; i < options.warmup; ++i) model.run(inputs);
+  std::vector<double> samples;
+  for (int i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    std::vector<Tensor> outputs = model.run(inputs);
+    samples.push_back(milliseconds_since(start));
+  }
+  return samples;
+}
+
 int bench_model(const BenchOptions& options) {
   check_options(options);
 
@@ -175,16 +208,16 @@ int bench_model(const BenchOptions& options) {
     import_options.known_inputs[name] = read_tensor_file(path);
   }
   double read_ms = milliseconds_since(read_start);
-  import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
+  import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
   check_inputs_are_sized(summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
-  std::vector<std::string> passes = parse_pass_list(options.passes);
+  std::vector<std::string> passes = parse_pass_list(options.common.passes);
   std::unique_ptr<PreparedModel> prepared;
   double import_ms = 0;
   double passes_ms = 0;
   if (compiled_dir) {
     // Loading the compiled kernels; the import and passes inside count as compile time.
-    prepared = std::make_unique<PreparedModel>(options.model, options.threads);
+    prepared = std::make_unique<PreparedModel>(options.model, options.common.threads);
     passes_ms = prepared->compile_ms();
   } else {
     Graph graph = import_onnx(onnx_file, import_options);
@@ -192,7 +225,8 @@ int bench_model(const BenchOptions& options) {
     auto prepare_start = std::chrono::steady_clock::now();
     prepared = std::make_unique<PreparedModel>(
         std::move(graph),
-        BackendOptions{options.backend, passes, options.threads, options.records});
+        BackendOptions{options.backend, passes, options.common.threads, options.common.records,
+                       options.common.parsed_target()});
     passes_ms = milliseconds_since(prepare_start);
   }
   PreparedModel& model = *prepared;
@@ -206,28 +240,11 @@ int bench_model(const BenchOptions& options) {
                          : fill_tensor(input->type, Fill::random, random));
   }
 
-  for (int i = 0; i < options.warmup; ++i) model.run(inputs);
-  std::vector<double> samples;
-  for (int i = 0; i < options.repeat; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    std::vector<Tensor> outputs = model.run(inputs);
-    samples.push_back(milliseconds_since(start));
-  }
+  std::vector<double> samples = time_runs(model, inputs, options);
   LatencyStats stats = summarize(samples);
   double rss_mb = peak_rss_mb();
 
-  fmt::print("bench {}\n", options.model);
-  fmt::print("  backend  {}\n", model.describe());
-  if (!model.describe_records().empty()) fmt::print("  {}\n", model.describe_records());
-  fmt::print("  passes   {} ({} passes)\n", options.passes, passes.size());
-  fmt::print("  threads  {}\n", threads_note(options));
-  fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
-             options.seed);
-  for (const Value* input : model.graph().inputs()) {
-    bool given = import_options.known_inputs.count(input->name) != 0;
-    fmt::print("  input    {}: {} ({})\n", input->name, type_string(input->type),
-               given ? "given" : "random");
-  }
+  print_configuration(options, model, passes.size(), import_options.known_inputs);
   fmt::print("compile    {:.3f} ms (import {:.3f} ms, passes and code generation {:.3f} ms)\n",
              import_ms + passes_ms, import_ms, passes_ms);
   fmt::print("latency ms {:>10} {:>10} {:>10} {:>10} {:>10}\n", "median", "mean", "min", "p90",
@@ -238,7 +255,7 @@ int bench_model(const BenchOptions& options) {
 
   if (!options.json_file.empty()) {
     nlohmann::ordered_json json =
-        bench_json(options, model.graph(), import_ms, passes_ms, samples, stats, rss_mb);
+        bench_json(options, model, import_ms, passes_ms, samples, stats, rss_mb);
     write_file(options.json_file, json.dump(2) + "\n");
     fmt::print("wrote {}\n", options.json_file);
   }
@@ -258,29 +275,17 @@ Command add_bench_command(CLI::App& app) {
                    "interpreter)")
       ->capture_default_str()
       ->check(CLI::IsMember(kBackends));
-  command->add_option("--passes", options->passes,
-                      "Graph passes to run before timing: 'default', 'none' or a "
-                      "comma-separated list (their time counts as compile time)")
-      ->capture_default_str();
-  command->add_option("--records", options->records,
-                      "A tuning database (from `minic tune`): kernels with a record get its "
-                      "schedule, the others the default one (llvm)");
   command->add_option("--warmup", options->warmup, "Untimed runs before the timed ones")
       ->capture_default_str();
   command->add_option("--repeat", options->repeat, "Timed runs")->capture_default_str();
-  command->add_option("--threads", options->threads,
-                      "Threads for parallel loops (llvm); 0: every core")
-      ->capture_default_str();
   command
       ->add_option("--input", options->inputs,
                    "An input from a .npy or TensorProto .pb file: NAME=PATH, or PATH for the "
                    "next input not named (repeatable); the others are random")
       ->allow_extra_args(false);
-  command
-      ->add_option("--input-shape", options->input_shapes,
-                   "The shape of an input with symbolic dimensions: NAME=1x3x224x224 "
-                   "(repeatable)")
-      ->allow_extra_args(false);
+  add_common_options(command, options->common,
+                     {CommonOption::passes, CommonOption::threads, CommonOption::records,
+                      CommonOption::input_shape, CommonOption::target});
   command->add_option("--seed", options->seed, "Seed for the random inputs")
       ->capture_default_str();
   command->add_option("--json", options->json_file,

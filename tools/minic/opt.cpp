@@ -16,9 +16,10 @@
 //
 // `--emit scheduled|llvm|asm` (course modules 4 and 6) compiles the optimised graph as
 // `minic run` does (include/minic/driver/compile.h) and prints every compiled kernel after
-// its default schedule and the loop passes (loop IR), as optimised LLVM IR, or as the
-// host's assembly.
+// its default schedule and the loop passes (loop IR), as optimised LLVM IR, or as
+// assembly: all for this machine's CPU or the one --target names.
 #include "commands.h"
+#include "common_options.h"
 #include "graph_input.h"
 #include "run_inputs.h"
 
@@ -42,8 +43,7 @@ namespace {
 
 struct OptOptions {
   std::string input;
-  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
-  std::string passes = "default";         // "default", "none", or "a,b,c"
+  CommonOptions common;  // --input-shape, --passes, --target
   std::vector<std::string> print_ir_after;
   bool print_ir_after_change = false;
   bool time_passes = false;
@@ -102,7 +102,9 @@ int run_opt(const OptOptions& options) {
   if (options.verify_each != "structural" && options.verify_each != "numeric") {
     fail("--verify-each takes 'structural' or 'numeric', not '{}'", options.verify_each);
   }
-  Graph graph = read_graph_file(options.input, options.input_shapes);
+  Graph graph = read_graph_file(options.input, options.common.input_shapes);
+  const Target target = options.common.parsed_target();
+  if (options.emit != "graph") require_cpu_target(target, "opt --emit " + options.emit);
 
   PassManagerOptions pass_options;
   pass_options.print_ir_after = options.print_ir_after;
@@ -116,18 +118,19 @@ int run_opt(const OptOptions& options) {
       (*numeric)(pass, g);
     };
   }
-  run_passes(graph, parse_pass_list(options.passes), pass_options);
+  run_passes(graph, parse_pass_list(options.common.passes), pass_options);
 
   std::string text;
   if (options.emit == "loops") {
     std::vector<const Node*> skipped;
-    text = loop::print_module(lower_graph(graph, &skipped));
+    text = loop::print_module(lower_graph(graph, target, &skipped));
     for (const Node* node : skipped) {
       fmt::print(stderr, "note: {} is not lowered: an op of it has no compute rule\n",
                  node->describe());
     }
   } else if (options.emit == "scheduled" || options.emit == "llvm" || options.emit == "asm") {
     CompileOptions compile_options;
+    compile_options.target = target;
     compile_options.graph_passes = {};  // run above
     std::unique_ptr<CompiledModel> model = compile_model(std::move(graph), compile_options);
     if (options.emit == "scheduled") {
@@ -155,10 +158,8 @@ Command add_opt_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "opt", "Run graph passes on an ONNX model or a .mgraph file and print the graph IR");
   sub->add_option("input", options->input, "MODEL.onnx or FILE.mgraph");
-  sub->add_option("--input-shape", options->input_shapes,
-                  "Size of an input with symbolic dimensions: NAME=1x3x224x224");
-  sub->add_option("--passes", options->passes,
-                  "Passes to run, comma-separated; 'default' (the default pipeline) or 'none'");
+  add_common_options(sub, options->common,
+                     {CommonOption::input_shape, CommonOption::passes, CommonOption::target});
   sub->add_option("--print-ir-after", options->print_ir_after,
                   "Print the graph (on stderr) after this pass, or after 'all'");
   sub->add_flag("--print-ir-after-change", options->print_ir_after_change,

@@ -1,10 +1,12 @@
-// `minic schedule FILE.mloop [--trace FILE.trace] [--passes a,b] [--emit mloop|c|trace]`:
-// applies a schedule trace and loop passes to a loop IR module and prints the result.
-// Course modules 3 and 4.
+// `minic schedule FILE.mloop [--trace FILE.trace | --default [--target T]] [--passes a,b]
+// [--emit mloop|c|trace]`: applies a schedule trace and loop passes to a loop IR module and
+// prints the result. Course modules 3 and 4.
 //
 // Parses a loop IR module (include/minic/ir/loop/parser.h). With `--trace`, replays the
 // trace (include/minic/schedule/trace.h) on one function of the module: the only one, or
-// the one `--func` names. With `--passes`, runs loop passes by name
+// the one `--func` names; with `--default`, the trace of the default CPU schedule for the
+// target (include/minic/schedule/rules.h), so that `--emit trace` shows what the default
+// rules do for a CPU. With `--passes`, runs loop passes by name
 // (include/minic/passes/loop/registry.h) on every function, after the trace. Then prints
 // the module as loop IR (the default; with neither option the module prints unchanged, so
 // print∘parse can be checked from the command line), as the equivalent C (`--emit c`,
@@ -12,11 +14,13 @@
 // trace is an error naming the file, the line, the primitive and the reason.
 #include "commands.h"
 
+#include "common_options.h"
 #include "graph_input.h"
 #include "minic/ir/loop/c_printer.h"
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/passes/loop/registry.h"
+#include "minic/schedule/rules.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
 #include "minic/support/file.h"
@@ -31,6 +35,8 @@ namespace {
 struct ScheduleOptions {
   std::string input;
   std::string trace;
+  bool default_schedule = false;
+  CommonOptions common;  // --target, for --default
   std::string func;
   std::string passes;
   std::string emit = "mloop";  // "mloop", "c" or "trace"
@@ -54,13 +60,24 @@ loop::PrimFunc& select_function(loop::LoopModule& module, const ScheduleOptions&
 // Replays the trace on the selected function; returns the trace as applied.
 schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& options) {
   loop::PrimFunc& func = select_function(module, options);
-  schedule::Trace trace = schedule::parse_trace(read_file(options.trace), options.trace);
+  if (options.default_schedule && !options.trace.empty()) {
+    fail("--trace and --default each give the schedule: choose one");
+  }
+  schedule::Trace trace;
+  if (options.default_schedule) {
+    Target target = options.common.parsed_target();
+    require_cpu_target(target, "schedule --default");
+    trace = schedule::default_cpu_trace(func, target);
+  } else {
+    trace = schedule::parse_trace(read_file(options.trace), options.trace);
+  }
   schedule::Schedule sch(func);
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
     try {
       sch.apply(trace.instructions[i]);
     } catch (const Error& error) {
-      fail("{}: instruction {} `{}`: {}", options.trace, i + 1,
+      fail("{}: instruction {} `{}`: {}",
+           options.default_schedule ? "the default schedule" : options.trace, i + 1,
            schedule::print_instruction(trace.instructions[i]), error.what());
     }
   }
@@ -71,7 +88,7 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
 int run_schedule(const ScheduleOptions& options) {
   loop::LoopModule module = loop::parse_loop_module(read_file(options.input), options.input);
   schedule::Trace applied;
-  if (!options.trace.empty()) applied = apply_trace(module, options);
+  if (!options.trace.empty() || options.default_schedule) applied = apply_trace(module, options);
   if (!options.passes.empty()) loop::run_loop_passes(module, parse_pass_list(options.passes));
 
   std::string text;
@@ -110,6 +127,9 @@ Command add_schedule_command(CLI::App& app) {
       fmt::join(schedule::primitive_names(), ", "), loop_pass_list()));
   sub->add_option("input", options->input, "FILE.mloop")->required();
   sub->add_option("--trace", options->trace, "A schedule trace to replay (FILE.trace)");
+  sub->add_flag("--default", options->default_schedule,
+                "Apply the default CPU schedule for --target instead of a trace");
+  add_common_options(sub, options->common, {CommonOption::target});
   sub->add_option("--func", options->func,
                   "The function the trace applies to (needed when the module has several)");
   sub->add_option("--passes", options->passes,
