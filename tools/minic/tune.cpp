@@ -8,10 +8,10 @@
 // Extracts the model's tasks (include/minic/autotune/task.h) for the target (this
 // machine's CPU, or a CPU --target names that this machine runs), runs the tuner
 // (include/minic/autotune/tuner.h) and appends every measurement to DB.jsonl as it is
-// made, keyed by the target's text. Prints a line per round and a table of tasks at the end. `minic compile|run|bench
-// MODEL --records DB.jsonl` then use the best record of each kernel. --plot draws the
-// tuning curve (best latency against trials, one line per task) with matplotlib
-// (scripts/plot_tuning.py).
+// made, keyed by the target's text. Prints a line per round and a table of tasks at the
+// end. `minic compile|run|bench MODEL --records DB.jsonl` then use the best record of each
+// kernel. --plot draws the tuning curve (best latency against trials, one line per task)
+// with matplotlib (scripts/plot_tuning.py).
 #include "commands.h"
 #include "common_options.h"
 #include "graph_input.h"

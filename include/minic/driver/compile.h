@@ -124,8 +124,8 @@ bool is_compiled_model_dir(const std::string& dir);
 
 // Loads a directory written by save_compiled_model: imports its model.onnx, runs the same
 // passes, lowering and schedules for its target (with its records.jsonl, if any), and
-// takes the kernels from its library. Error if the directory is incomplete or the library does not hold the
-// kernels the model needs.
+// takes the kernels from its library. Error if the directory is incomplete or the library
+// does not hold the kernels the model needs.
 std::unique_ptr<CompiledModel> load_compiled_model(const std::string& dir, int threads = 0);
 
 }  // namespace minic
