@@ -3,7 +3,7 @@
 // A record is one JSON object on one line, its fields in a fixed order (the order of
 // TuningRecord), so that files diff and read well:
 //
-//   {"version":1,"workload":"5f0c1d2e3a4b6978","task":"gemm","target":"llvm-cpu znver4",
+//   {"version":1,"workload":"5f0c1d2e3a4b6978","task":"gemm","target":"llvm -mcpu=znver4",
 //    "trace":"b0 = get_block(\"C\")\n...","decisions":{"C.tile_k":[64,16]},
 //    "times_us":[812.1,815.0],"median_us":813.5,"error":"","flops":2097152.0,"trial":3,
 //    "time":"2026-11-30T18:02:11Z"}
@@ -204,10 +204,11 @@ void Database::attach(const std::string& path) {
 }
 
 std::optional<TuningRecord> Database::best(const std::string& workload_key,
-                                           const std::string& target) const {
+                                           const Target& target) const {
+  const std::string key = target.str();
   std::optional<TuningRecord> best;
   for (const TuningRecord& record : records_) {
-    if (record.workload_key != workload_key || record.target != target || !record.ok()) {
+    if (record.workload_key != workload_key || record.target != key || !record.ok()) {
       continue;
     }
     // Strictly faster: among equal times the first measured stays, so the answer does not
@@ -218,10 +219,11 @@ std::optional<TuningRecord> Database::best(const std::string& workload_key,
 }
 
 std::vector<TuningRecord> Database::of_workload(const std::string& workload_key,
-                                                const std::string& target) const {
+                                                const Target& target) const {
+  const std::string key = target.str();
   std::vector<TuningRecord> found;
   for (const TuningRecord& record : records_) {
-    if (record.workload_key == workload_key && record.target == target) found.push_back(record);
+    if (record.workload_key == workload_key && record.target == key) found.push_back(record);
   }
   return found;
 }

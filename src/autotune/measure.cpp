@@ -121,12 +121,14 @@ int64_t flush_from_caches(const std::vector<std::pair<const std::byte*, size_t>>
 }
 
 // Steps 1-3 of measure.h for one candidate; returns the report for the pipe.
-std::string time_candidate(const loop::PrimFunc& candidate, const MeasureOptions& options) {
+std::string time_candidate(const loop::PrimFunc& candidate, const Target& target,
+                           const MeasureOptions& options) {
   loop::LoopModule module{{candidate}};
   run_passes(module, loop::default_loop_pipeline());
   // compile_model's options: O3, no fast-math, one element's alignment assumed.
   codegen::LlvmOptions llvm_options;
   llvm_options.parallel_for = &minic_parallel_for;
+  llvm_options.target = target;
   std::unique_ptr<codegen::CompiledModule> code = codegen::compile_llvm(module, llvm_options);
   codegen::CompiledModule::KernelFn kernel = code->find(candidate.name);
 
@@ -190,7 +192,8 @@ bool write_all(int fd, const std::string& text) {
 }
 
 // Step 2 of the file comment: everything the child does. Never returns.
-[[noreturn]] void child_main(const loop::PrimFunc& candidate, const MeasureOptions& options,
+[[noreturn]] void child_main(const loop::PrimFunc& candidate, const Target& target,
+                             const MeasureOptions& options,
                              int report_fd) {
   for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE}) {
     ::signal(signal_number, SIG_DFL);
@@ -208,7 +211,7 @@ bool write_all(int fd, const std::string& text) {
     // parent (their workers) do not exist here, and none of them is touched.
     runtime::ThreadPool pool(options.threads);
     runtime::ThreadPoolScope use(pool);
-    report = time_candidate(candidate, options);
+    report = time_candidate(candidate, target, options);
   } catch (const std::exception& error) {
     report = std::string("error ") + error.what();
     status = 1;
@@ -291,7 +294,8 @@ int wait_for(pid_t child) {
   return status;
 }
 
-MeasureResult measure_one(const loop::PrimFunc& candidate, const MeasureOptions& options) {
+MeasureResult measure_one(const loop::PrimFunc& candidate, const Target& target,
+                          const MeasureOptions& options) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) fail("measure: pipe failed: {}", std::strerror(errno));
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -304,7 +308,7 @@ MeasureResult measure_one(const loop::PrimFunc& candidate, const MeasureOptions&
   }
   if (child == 0) {
     ::close(pipe_fds[0]);
-    child_main(candidate, options, pipe_fds[1]);
+    child_main(candidate, target, options, pipe_fds[1]);
   }
   ::close(pipe_fds[1]);
   std::string report;
@@ -344,14 +348,13 @@ void check_options(const MeasureOptions& options) {
 
 }  // namespace
 
-std::string cpu_target() { return "llvm-cpu " + codegen::host_cpu_name(); }
-
 std::vector<MeasureResult> measure(const std::vector<loop::PrimFunc>& candidates,
-                                   const MeasureOptions& options) {
+                                   const Target& target, const MeasureOptions& options) {
   check_options(options);
+  codegen::check_runs_here(target);
   std::vector<MeasureResult> results;
   for (const loop::PrimFunc& candidate : candidates) {
-    results.push_back(measure_one(candidate, options));
+    results.push_back(measure_one(candidate, target, options));
   }
   return results;
 }

@@ -38,7 +38,7 @@ std::string value_text(const std::vector<int64_t>& value) {
 
 // Why `point` is not a point of the space of `func` with these knobs; empty if it is one.
 std::string not_a_point(const loop::PrimFunc& func, const std::vector<Knob>& knobs,
-                        const Decisions& point) {
+                        const Decisions& point, const Target& target) {
   for (const auto& [name, value] : point) {
     auto knob = std::find_if(knobs.begin(), knobs.end(),
                              [&](const Knob& k) { return k.name == name; });
@@ -56,12 +56,12 @@ std::string not_a_point(const loop::PrimFunc& func, const std::vector<Knob>& kno
                          knob.name, func.name);
     }
   }
-  return constraint_violation(knobs, point);
+  return constraint_violation(knobs, point, target);
 }
 
 void check_point(const loop::PrimFunc& func, const std::vector<Knob>& knobs,
-                 const Decisions& point) {
-  std::string reason = not_a_point(func, knobs, point);
+                 const Decisions& point, const Target& target) {
+  std::string reason = not_a_point(func, knobs, point, target);
   if (!reason.empty()) throw Error(reason);
 }
 
@@ -91,10 +91,14 @@ std::vector<std::vector<int64_t>> factorizations(int64_t extent, int parts) {
   return result;
 }
 
-SearchSpace::SearchSpace(loop::PrimFunc func) : func_(std::move(func)) {
+SearchSpace::SearchSpace(loop::PrimFunc func, const Target& target)
+    : func_(std::move(func)), target_(target) {
+  if (!target_.is_cpu()) {
+    fail("target {}: the search space's rules need a CPU target", target_.str());
+  }
   schedule::Schedule sch(func_);
   for (const std::string& name : schedule::get_block_names(func_)) {
-    BlockSpace block = block_space(sch, name);
+    BlockSpace block = block_space(sch, name, target_);
     knobs_.insert(knobs_.end(), block.knobs.begin(), block.knobs.end());
     default_point_.insert(block.default_values.begin(), block.default_values.end());
   }
@@ -113,13 +117,13 @@ Decisions SearchSpace::sample(std::mt19937_64& rng) const {
   for (int draw = 0; draw < kMaxRedraws; ++draw) {
     Decisions point;
     for (const Knob& knob : knobs_) point[knob.name] = knob.choices[pick(rng, knob.choices.size())];
-    if (constraint_violation(knobs_, point).empty()) return point;
+    if (constraint_violation(knobs_, point, target_).empty()) return point;
   }
   return default_point_;  // every draw broke a constraint: the default keeps them all
 }
 
 Decisions SearchSpace::mutate(const Decisions& point, std::mt19937_64& rng) const {
-  check_point(func_, knobs_, point);
+  check_point(func_, knobs_, point, target_);
   std::vector<const Knob*> mutable_knobs;
   for (const Knob& knob : knobs_) {
     if (knob.choices.size() > 1) mutable_knobs.push_back(&knob);
@@ -134,41 +138,41 @@ Decisions SearchSpace::mutate(const Decisions& point, std::mt19937_64& rng) cons
     if (other >= current) ++other;
     Decisions mutated = point;
     mutated[knob.name] = knob.choices[other];
-    if (constraint_violation(knobs_, mutated).empty()) return mutated;
+    if (constraint_violation(knobs_, mutated, target_).empty()) return mutated;
   }
   return point;
 }
 
 Decisions SearchSpace::crossover(const Decisions& a, const Decisions& b,
                                  std::mt19937_64& rng) const {
-  check_point(func_, knobs_, a);
-  check_point(func_, knobs_, b);
+  check_point(func_, knobs_, a, target_);
+  check_point(func_, knobs_, b, target_);
   for (int draw = 0; draw < kMaxRedraws; ++draw) {
     Decisions child;
     for (const Knob& knob : knobs_) {
       child[knob.name] = pick(rng, 2) == 0 ? a.at(knob.name) : b.at(knob.name);
     }
-    if (constraint_violation(knobs_, child).empty()) return child;
+    if (constraint_violation(knobs_, child, target_).empty()) return child;
   }
   return a;
 }
 
 bool SearchSpace::contains(const Decisions& point) const {
-  return not_a_point(func_, knobs_, point).empty();
+  return not_a_point(func_, knobs_, point, target_).empty();
 }
 
 schedule::Trace SearchSpace::trace_of(const Decisions& point) const {
-  check_point(func_, knobs_, point);
+  check_point(func_, knobs_, point, target_);
   return schedule_point(func_, point).trace();
 }
 
 loop::PrimFunc SearchSpace::apply(const Decisions& point) const {
-  check_point(func_, knobs_, point);
+  check_point(func_, knobs_, point, target_);
   return schedule_point(func_, point).func();
 }
 
 schedule::Schedule SearchSpace::schedule(const Decisions& point) const {
-  check_point(func_, knobs_, point);
+  check_point(func_, knobs_, point, target_);
   return schedule_point(func_, point);
 }
 

@@ -23,10 +23,9 @@ using schedule::Schedule;
 
 namespace {
 
-constexpr int64_t kMaxRegisterRows = 8;        // rows of the register tile
-constexpr int64_t kMaxColumnTile = 64;         // columns: up to four AVX-512 vectors
-constexpr int64_t kAccumulatorRegisters = 24;  // of 32 zmm registers; the rest hold A and B
-constexpr int64_t kMaxUnrolledReduction = 8;   // k1 is unrolled up to this extent
+constexpr int64_t kMaxRegisterRows = 8;       // rows of the register tile
+constexpr int64_t kMaxColumnVectors = 4;      // columns: up to four of the target's vectors
+constexpr int64_t kMaxUnrolledReduction = 8;  // k1 is unrolled up to this extent
 
 // Every [outer, middle, last] with outer * middle * last == extent, for each of `lasts`.
 Choices tile_choices(int64_t extent, const std::vector<int64_t>& lasts) {
@@ -160,15 +159,18 @@ void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
   if (values.parallel >= 0) sch.parallel(outer[static_cast<size_t>(values.parallel)]);
 }
 
-// A gemm-like block's tile of mr rows x nr columns needs mr * (nr / 16) accumulators.
-std::string register_violation(const std::string& block, const Decisions& point) {
+// A gemm-like block's tile of mr rows x nr columns needs mr * (nr / lanes) accumulators.
+std::string register_violation(const std::string& block, const Decisions& point,
+                               const Target& target) {
   const std::vector<int64_t>& rows = value_of(point, block, "tile_i");
   const std::vector<int64_t>& columns = value_of(point, block, "tile_j");
-  int64_t vectors = (columns.back() + schedule::kVectorLanes - 1) / schedule::kVectorLanes;
-  if (rows.back() * vectors <= kAccumulatorRegisters) return "";
+  const int64_t lanes = schedule::vector_lanes(target);
+  const int64_t registers = schedule::accumulator_registers(target);
+  int64_t vectors = (columns.back() + lanes - 1) / lanes;
+  if (rows.back() * vectors <= registers) return "";
   return fmt::format("block {}: a register tile of {} rows x {} vectors needs more than {} "
                      "registers",
-                     block, rows.back(), vectors, kAccumulatorRegisters);
+                     block, rows.back(), vectors, registers);
 }
 
 // B's panel is packed under the column tile loop j0, into one buffer: threads running a
@@ -193,21 +195,22 @@ std::string pack_violation(const std::string& block, const std::vector<Knob>& kn
 }  // namespace
 
 std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
-                                     const std::string& name, const LoopRoles& roles) {
+                                     const std::string& name, const LoopRoles& roles,
+                                     const Target& target) {
   try {
     GemmLoops loops = gemm_loops(sch, block, roles);
     int64_t extent_j = schedule::extent_of(sch, loops.j);
     int64_t extent_i = schedule::extent_of(sch, loops.i);
     int64_t extent_k = schedule::extent_of(sch, loops.reduce.front());
-    int64_t nr = schedule::column_tile(extent_j);
+    const int64_t lanes = schedule::vector_lanes(target);
+    int64_t nr = schedule::column_tile(extent_j, lanes);
     if (nr == 0) fail("no column tile divides the innermost spatial extent");
-    int64_t mr = extent_i % 8 == 0 ? 8 : extent_i % 4 == 0 ? 4 : extent_i % 2 == 0 ? 2 : 1;
-    if (mr == 1) fail("the row extent is odd");
+    int64_t mr = schedule::row_tile(extent_i, nr, target);
+    if (mr == 1) fail("no register tile of 2 rows or more fits the row extent");
     if (extent_k < 1) fail("the reduction extent is not constant");
 
     std::vector<int64_t> column_tiles;
-    for (int64_t tile = schedule::kVectorLanes; tile <= kMaxColumnTile;
-         tile += schedule::kVectorLanes) {
+    for (int64_t tile = lanes; tile <= kMaxColumnVectors * lanes; tile += lanes) {
       if (extent_j % tile == 0) column_tiles.push_back(tile);
     }
     if (column_tiles.empty()) column_tiles.push_back(nr);
@@ -256,8 +259,8 @@ void schedule_gemm_point(Schedule& sch, const BlockRef& block, const LoopRoles& 
 }
 
 std::string gemm_violation(const std::vector<Knob>& knobs, const std::string& block,
-                           const Decisions& point) {
-  std::string reason = register_violation(block, point);
+                           const Decisions& point, const Target& target) {
+  std::string reason = register_violation(block, point, target);
   return reason.empty() ? pack_violation(block, knobs, point) : reason;
 }
 

@@ -75,13 +75,13 @@ namespace {
 // (the rules themselves are schedule_reduction and schedule_elementwise, block_roles.h)
 
 BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::string& name,
-                           const LoopRoles& roles) {
+                           const LoopRoles& roles, const Target& target) {
   // Moving a loop of one iteration changes nothing: no knob then.
   bool has_spatial =
       !roles.spatial.empty() && schedule::extent_of(sch, roles.spatial.back()) > 1;
   int64_t total_work = schedule::product(sch, roles.spatial) * schedule::product(sch, roles.reduce);
   bool inner = has_spatial &&
-               schedule::extent_of(sch, roles.spatial.back()) >= schedule::kVectorLanes;
+               schedule::extent_of(sch, roles.spatial.back()) >= schedule::vector_lanes(target);
   bool enough_work = total_work >= schedule::kParallelMinWork;
   BlockSpace space;
   add_knob(space, name, "inner", yes_no(has_spatial), {inner ? 1 : 0});
@@ -90,14 +90,17 @@ BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::stri
   return space;
 }
 
-BlockSpace elementwise_space(Schedule& sch, const std::string& name, const LoopRoles& roles) {
+// The vector knob: no split, or one, two or four vectors (16, 32, 64 lanes with AVX-512).
+BlockSpace elementwise_space(Schedule& sch, const std::string& name, const LoopRoles& roles,
+                             const Target& target) {
   if (roles.spatial.empty()) return {};
   int64_t extent = schedule::extent_of(sch, roles.spatial.back());
+  const int64_t lanes = schedule::vector_lanes(target);
   Choices vectors = {{1}};
-  for (int64_t lanes : {16, 32, 64}) {
-    if (extent > 0 && extent % lanes == 0) vectors.push_back({lanes});
+  for (int64_t tile : {lanes, 2 * lanes, 4 * lanes}) {
+    if (extent > 0 && extent % tile == 0) vectors.push_back({tile});
   }
-  int64_t vector = extent > 0 && extent % schedule::kVectorLanes == 0 ? schedule::kVectorLanes : 1;
+  int64_t vector = extent > 0 && extent % lanes == 0 ? lanes : 1;
   bool enough_work = schedule::product(sch, roles.spatial) >= schedule::kParallelMinWork;
   BlockSpace space;
   add_knob(space, name, "vector", vectors, {vector});
@@ -108,17 +111,17 @@ BlockSpace elementwise_space(Schedule& sch, const std::string& name, const LoopR
 
 }  // namespace
 
-BlockSpace block_space(Schedule& sch, const std::string& name) {
+BlockSpace block_space(Schedule& sch, const std::string& name, const Target& target) {
   Schedule attempt = sch;
   try {
     BlockRef block = attempt.get_block(name);
     std::vector<LoopRef> loops = attempt.get_loops(block);
     LoopRoles roles = schedule::loop_roles(attempt, block, loops);
     if (roles.mixed || loops.empty()) return {};
-    std::optional<BlockSpace> space = gemm_space(attempt, block, name, roles);
+    std::optional<BlockSpace> space = gemm_space(attempt, block, name, roles, target);
     if (!space) {
-      space = roles.reduce.empty() ? elementwise_space(attempt, name, roles)
-                                   : reduction_space(attempt, block, name, roles);
+      space = roles.reduce.empty() ? elementwise_space(attempt, name, roles, target)
+                                   : reduction_space(attempt, block, name, roles, target);
     }
     sch = std::move(attempt);
     return *space;
@@ -152,12 +155,13 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
   }
 }
 
-std::string constraint_violation(const std::vector<Knob>& knobs, const Decisions& point) {
+std::string constraint_violation(const std::vector<Knob>& knobs, const Decisions& point,
+                                 const Target& target) {
   const std::string suffix = ".tile_j";
   for (const Knob& knob : knobs) {
     if (!knob.name.ends_with(suffix)) continue;
     std::string block = knob.name.substr(0, knob.name.size() - suffix.size());
-    std::string reason = gemm_violation(knobs, block, point);
+    std::string reason = gemm_violation(knobs, block, point, target);
     if (!reason.empty()) return reason;
   }
   return "";

@@ -4,7 +4,9 @@
 //
 // Course module 5. Each rule is the default CPU rule of its kind
 // (src/schedule/rules/cpu_default.cpp) with its fixed sizes turned into knobs, so that the
-// default schedule is one point of the space:
+// default schedule is one point of the space. As the default rules, the knobs' values
+// are the target's: vector tiles in its f32 lanes, register tiles that fit its vector
+// registers (include/minic/schedule/block_roles.h).
 //
 //   gemm-like     BLOCK.tile_j, tile_i, tile_k, order, pack, parallel
 //   reduction     BLOCK.inner, parallel
@@ -27,9 +29,10 @@
 // a loop around j0 when B is packed there).
 #pragma once
 
-#include "../schedule/rules/block_roles.h"
 #include "minic/autotune/search_space.h"
+#include "minic/schedule/block_roles.h"
 #include "minic/schedule/schedule.h"
+#include "minic/target/target.h"
 
 #include <optional>
 #include <string>
@@ -50,7 +53,7 @@ struct BlockSpace {
 
 // The knobs of block `name` in `sch`, the schedule as the rules of the blocks before it
 // left it; applies the default rule for the block to `sch`, as default_cpu_schedule does.
-BlockSpace block_space(schedule::Schedule& sch, const std::string& name);
+BlockSpace block_space(schedule::Schedule& sch, const std::string& name, const Target& target);
 
 // Applies the rule of block `name` with the values `point` gives its knobs. A block with
 // no knobs in `point`, or whose primitives refuse the values, is left as it is.
@@ -58,9 +61,11 @@ void apply_block_rule(schedule::Schedule& sch, const std::string& name, const De
 
 // The reason `point`, which has a value of its choices for every knob of `knobs`, breaks a
 // constraint between knobs, naming the block; empty if it breaks none. The constraints
-// of a gemm-like block: its register tile fits in 24 AVX-512 registers, and a packed
-// panel is not written by several threads (no parallel loop around j0).
-std::string constraint_violation(const std::vector<Knob>& knobs, const Decisions& point);
+// of a gemm-like block: its register tile's accumulators fit in the target's
+// accumulator_registers (24 of AVX-512's 32), and a packed panel is not written by
+// several threads (no parallel loop around j0).
+std::string constraint_violation(const std::vector<Knob>& knobs, const Decisions& point,
+                                 const Target& target);
 
 // --- shared by the rules (space_rules.cpp) ----------------------------------------------------
 
@@ -82,7 +87,8 @@ Choices yes_no(bool offered);
 // rule does not tile it (the block is then a plain reduction). On success `sch` holds the
 // block scheduled with the default values.
 std::optional<BlockSpace> gemm_space(schedule::Schedule& sch, const schedule::BlockRef& block,
-                                     const std::string& name, const schedule::LoopRoles& roles);
+                                     const std::string& name, const schedule::LoopRoles& roles,
+                                     const Target& target);
 // The gemm-like rule with the point's values for block `name`; Error where a primitive
 // refuses them.
 void schedule_gemm_point(schedule::Schedule& sch, const schedule::BlockRef& block,
@@ -90,6 +96,6 @@ void schedule_gemm_point(schedule::Schedule& sch, const schedule::BlockRef& bloc
                          const Decisions& point);
 // The constraint the block's values break (constraint_violation), or empty.
 std::string gemm_violation(const std::vector<Knob>& knobs, const std::string& block,
-                           const Decisions& point);
+                           const Decisions& point, const Target& target);
 
 }  // namespace minic::autotune

@@ -96,7 +96,8 @@ double count_flops(const loop::PrimFunc& func) {
   return counter.flops;
 }
 
-std::vector<Task> extract_tasks(Graph graph, const std::vector<std::string>& graph_passes) {
+std::vector<Task> extract_tasks(Graph graph, const std::vector<std::string>& graph_passes,
+                                const Target& target) {
   run_passes(graph, graph_passes);
   std::vector<Task> tasks;
   std::map<std::string, size_t> task_of_key;
@@ -104,7 +105,7 @@ std::vector<Task> extract_tasks(Graph graph, const std::vector<std::string>& gra
     if (!can_lower(*node)) continue;
     loop::PrimFunc func;
     try {
-      func = lower_node(*node, graph.opset);
+      func = lower_node(*node, graph.opset, target);
     } catch (const Error&) {
       continue;  // a form of the op its rule does not cover: compile_model runs it too
     }

@@ -6,6 +6,7 @@
 #include "minic/autotune/search.h"
 #include "minic/autotune/search_space.h"
 #include "minic/autotune/task_scheduler.h"
+#include "minic/codegen/llvm.h"
 #include "minic/schedule/rules.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
@@ -51,9 +52,9 @@ const Decisions& point_of(const TaskState& state, const Decisions& decisions) {
   return decisions.empty() ? state.space->default_point() : decisions;
 }
 
-Candidate default_candidate(const Task& task) {
+Candidate default_candidate(const Task& task, const Target& target) {
   schedule::Schedule sch(task.func);
-  sch.replay(schedule::default_cpu_trace(task.func));
+  sch.replay(schedule::default_cpu_trace(task.func, target));
   Candidate candidate;
   candidate.trace_text = schedule::print_trace(sch.trace());
   candidate.scheduled = sch.func();
@@ -77,8 +78,8 @@ void retrain(CostModel& model, const std::vector<Sample>& samples,
 
 // Takes the records the database already has for the task (--resume): they count as
 // measured, seed the search and train the model.
-void resume_task(TaskState& state, int index, const Database& database,
-                 const std::string& target, std::vector<Sample>& samples) {
+void resume_task(TaskState& state, int index, const Database& database, const Target& target,
+                 std::vector<Sample>& samples) {
   for (const TuningRecord& record : database.of_workload(state.task->workload_key, target)) {
     Sample sample;
     sample.task = index;
@@ -104,126 +105,170 @@ void resume_task(TaskState& state, int index, const Database& database,
   }
 }
 
-}  // namespace
-
-TuneReport tune(const std::vector<Task>& tasks, Database& database, const TuneOptions& options,
-                const std::function<void(const RoundReport&)>& progress) {
-  if (tasks.empty()) fail("nothing to tune: the model has no compiled kernels");
-  auto start = Clock::now();
-  auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  const std::string target = cpu_target();
-  std::unique_ptr<CostModel> model = make_cost_model(options.cost_model, options.seed);
-
-  std::vector<TaskState> states(tasks.size());
+// The tuner's state over all tasks: each task's, and every sample so far.
+struct Tuning {
+  std::vector<TaskState> states;
   std::vector<Sample> samples;
-  std::vector<int> weights;
-  int resumed_trials = 0;
+  int trials = 0;          // measured, resumed records included
+  int resumed_trials = 0;  // of which taken from the database
+  int round = 0;
+};
+
+// Before the first round: a search space and a search per task, and with `resume` the
+// task's records from the database.
+Tuning start_tuning(const std::vector<Task>& tasks, const Database& database,
+                    const Target& target, const TuneOptions& options) {
+  Tuning tuning;
+  tuning.states.resize(tasks.size());
   for (size_t t = 0; t < tasks.size(); ++t) {
-    TaskState& state = states[t];
+    TaskState& state = tuning.states[t];
     state.task = &tasks[t];
-    state.space = std::make_unique<SearchSpace>(tasks[t].func);
+    state.space = std::make_unique<SearchSpace>(tasks[t].func, target);
     state.search = std::make_unique<EvolutionarySearch>(*state.space, SearchOptions{},
                                                         options.seed + t);
-    if (options.resume) resume_task(state, static_cast<int>(t), database, target, samples);
-    resumed_trials += state.trials;
-    weights.push_back(tasks[t].weight);
+    if (options.resume) {
+      resume_task(state, static_cast<int>(t), database, target, tuning.samples);
+    }
+    tuning.resumed_trials += state.trials;
   }
-  TaskScheduler scheduler(weights);
-  for (size_t t = 0; t < tasks.size(); ++t) {
-    if (states[t].trials > 0) scheduler.report(static_cast<int>(t), 0, states[t].best_us);
+  tuning.trials = tuning.resumed_trials;
+  return tuning;
+}
+
+// Step 2: the round's candidates for one task: the default schedule first (once), then
+// the search's.
+std::vector<Candidate> round_candidates(TaskState& state, CostModel& model,
+                                        const Target& target, int wanted) {
+  std::vector<Candidate> batch;
+  if (!state.default_measured) {
+    batch.push_back(default_candidate(*state.task, target));
+    state.search->exclude(batch.back().trace_text);
   }
-  retrain(*model, samples, states);
-
-  int trials = resumed_trials;
-  int round = 0;
-  while (trials < options.trials && (options.budget_s <= 0 || elapsed_s() < options.budget_s)) {
-    int t = scheduler.next();
-    if (t < 0) break;  // every space is exhausted
-    TaskState& state = states[t];
-    const Task& task = *state.task;
-
-    // The round's candidates: the default schedule first (once), then the search's.
-    std::vector<Candidate> batch;
-    if (!state.default_measured) {
-      batch.push_back(default_candidate(task));
-      state.search->exclude(batch.back().trace_text);
-    }
-    int wanted = std::min(options.per_round, options.trials - trials);
-    int more = std::max(wanted - static_cast<int>(batch.size()), 0);
-    for (Proposal& proposal : state.search->propose(*model, more)) {
-      batch.push_back({proposal.decisions, proposal.trace_text, proposal.scheduled,
-                       proposal.features});
-    }
-    if (batch.empty()) {
-      scheduler.finish(t);
-      continue;
-    }
-
-    std::vector<loop::PrimFunc> funcs;
-    for (const Candidate& candidate : batch) funcs.push_back(candidate.scheduled);
-    // A candidate over twice as slow as the task's best is timed once only.
-    MeasureOptions measure_options = options.measure;
-    if (state.best_us > 0) measure_options.give_up_us = 2 * state.best_us;
-    std::vector<MeasureResult> results = measure(funcs, measure_options);
-
-    double best_before = state.best_us;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const Candidate& candidate = batch[i];
-      const MeasureResult& result = results[i];
-      TuningRecord record;
-      record.workload_key = task.workload_key;
-      record.task_name = task.name;
-      record.target = target;
-      record.trace = candidate.trace_text;
-      record.decisions = candidate.decisions;
-      record.times_us = result.times_us;
-      record.median_us = result.ok ? result.median_us : 0;
-      record.error = result.ok ? "" : result.error;
-      record.flops = task.flops;
-      record.trial = state.trials++;
-      record.time = utc_timestamp();
-      database.add(record);
-      ++trials;
-
-      double latency = result.ok ? result.median_us : 0;
-      samples.push_back({t, candidate.features, latency});
-      state.search->add_measured(point_of(state, candidate.decisions), candidate.trace_text,
-                                 latency > 0 ? 1 / latency : 0);
-      if (candidate.decisions.empty()) {
-        state.default_measured = true;
-        state.default_us = latency;
-      }
-      if (latency > 0 && (state.best_us == 0 || latency < state.best_us)) state.best_us = latency;
-    }
-    scheduler.report(t, best_before, state.best_us);
-    retrain(*model, samples, states);
-
-    if (progress) {
-      RoundReport report;
-      report.round = ++round;
-      report.task_index = t;
-      report.task_count = static_cast<int>(tasks.size());
-      report.trials = trials;
-      report.best_us = state.best_us;
-      report.best_gflops = state.best_us > 0 ? task.flops / state.best_us / 1e3 : 0;
-      report.elapsed_s = elapsed_s();
-      int done_here = trials - resumed_trials;
-      double by_trials = report.elapsed_s / done_here * (options.trials - trials);
-      report.eta_s = options.budget_s > 0
-                         ? std::min(by_trials, std::max(options.budget_s - report.elapsed_s, 0.0))
-                         : by_trials;
-      progress(report);
-    }
+  int more = std::max(wanted - static_cast<int>(batch.size()), 0);
+  for (Proposal& proposal : state.search->propose(model, more)) {
+    batch.push_back({proposal.decisions, proposal.trace_text, proposal.scheduled,
+                     proposal.features});
   }
+  return batch;
+}
 
+// Step 3 after the timing: each candidate's record appended to the database, and what the
+// task, the search and the samples learn from it.
+void record_round(Tuning& tuning, int t, const std::vector<Candidate>& batch,
+                  const std::vector<MeasureResult>& results, const Target& target,
+                  Database& database) {
+  TaskState& state = tuning.states[t];
+  const Task& task = *state.task;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Candidate& candidate = batch[i];
+    const MeasureResult& result = results[i];
+    TuningRecord record;
+    record.workload_key = task.workload_key;
+    record.task_name = task.name;
+    record.target = target.str();
+    record.trace = candidate.trace_text;
+    record.decisions = candidate.decisions;
+    record.times_us = result.times_us;
+    record.median_us = result.ok ? result.median_us : 0;
+    record.error = result.ok ? "" : result.error;
+    record.flops = task.flops;
+    record.trial = state.trials++;
+    record.time = utc_timestamp();
+    database.add(record);
+    ++tuning.trials;
+
+    double latency = result.ok ? result.median_us : 0;
+    tuning.samples.push_back({t, candidate.features, latency});
+    state.search->add_measured(point_of(state, candidate.decisions), candidate.trace_text,
+                               latency > 0 ? 1 / latency : 0);
+    if (candidate.decisions.empty()) {
+      state.default_measured = true;
+      state.default_us = latency;
+    }
+    if (latency > 0 && (state.best_us == 0 || latency < state.best_us)) state.best_us = latency;
+  }
+}
+
+// The progress line after a round of task `t`, with the time left by the trial budget or
+// the time budget, whichever ends first.
+RoundReport round_report(const Tuning& tuning, int t, const TuneOptions& options,
+                         double elapsed_s) {
+  const TaskState& state = tuning.states[t];
+  RoundReport report;
+  report.round = tuning.round;
+  report.task_index = t;
+  report.task_count = static_cast<int>(tuning.states.size());
+  report.trials = tuning.trials;
+  report.best_us = state.best_us;
+  report.best_gflops = state.best_us > 0 ? state.task->flops / state.best_us / 1e3 : 0;
+  report.elapsed_s = elapsed_s;
+  int done_here = tuning.trials - tuning.resumed_trials;
+  double by_trials = report.elapsed_s / done_here * (options.trials - tuning.trials);
+  report.eta_s = options.budget_s > 0
+                     ? std::min(by_trials, std::max(options.budget_s - report.elapsed_s, 0.0))
+                     : by_trials;
+  return report;
+}
+
+TuneReport final_report(const Tuning& tuning, double elapsed_s) {
   TuneReport report;
-  report.trials = trials;
-  report.elapsed_s = elapsed_s();
-  for (const TaskState& state : states) {
+  report.trials = tuning.trials;
+  report.elapsed_s = elapsed_s;
+  for (const TaskState& state : tuning.states) {
     report.tasks.push_back({state.task->name, state.task->workload_key, state.task->weight,
                             state.trials, state.default_us, state.best_us, state.task->flops});
   }
   return report;
+}
+
+}  // namespace
+
+TuneReport tune(const std::vector<Task>& tasks, Database& database, const Target& target,
+                const TuneOptions& options,
+                const std::function<void(const RoundReport&)>& progress) {
+  if (tasks.empty()) fail("nothing to tune: the model has no compiled kernels");
+  codegen::check_runs_here(target);
+  auto start = Clock::now();
+  auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  std::unique_ptr<CostModel> model = make_cost_model(options.cost_model, options.seed);
+  Tuning tuning = start_tuning(tasks, database, target, options);
+  std::vector<int> weights;
+  for (const Task& task : tasks) weights.push_back(task.weight);
+  TaskScheduler scheduler(weights);
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const TaskState& state = tuning.states[t];
+    if (state.trials > 0) scheduler.report(static_cast<int>(t), 0, state.best_us);
+  }
+  retrain(*model, tuning.samples, tuning.states);
+
+  while (tuning.trials < options.trials &&
+         (options.budget_s <= 0 || elapsed_s() < options.budget_s)) {
+    // 1. A task.
+    int t = scheduler.next();
+    if (t < 0) break;  // every space is exhausted
+    TaskState& state = tuning.states[t];
+    // 2. Its candidates.
+    std::vector<Candidate> batch = round_candidates(
+        state, *model, target, std::min(options.per_round, options.trials - tuning.trials));
+    if (batch.empty()) {
+      scheduler.finish(t);
+      continue;
+    }
+    // 3. Timed and recorded. A candidate over twice as slow as the task's best is timed
+    //    once only.
+    std::vector<loop::PrimFunc> funcs;
+    for (const Candidate& candidate : batch) funcs.push_back(candidate.scheduled);
+    MeasureOptions measure_options = options.measure;
+    if (state.best_us > 0) measure_options.give_up_us = 2 * state.best_us;
+    double best_before = state.best_us;
+    record_round(tuning, t, batch, measure(funcs, target, measure_options), target, database);
+    scheduler.report(t, best_before, state.best_us);
+    // 4. The cost model retrained.
+    retrain(*model, tuning.samples, tuning.states);
+    ++tuning.round;
+    if (progress) progress(round_report(tuning, t, options, elapsed_s()));
+  }
+  return final_report(tuning, elapsed_s());
 }
 
 }  // namespace minic::autotune

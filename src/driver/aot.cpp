@@ -13,6 +13,7 @@
 
 #include "aot_entry.h"
 #include "minic/codegen/llvm.h"
+#include "minic/driver/target.h"
 #include "minic/frontend/onnx.h"
 #include "minic/support/error.h"
 #include "minic/support/file.h"
@@ -95,6 +96,7 @@ void save_compiled_model(const CompiledModel& model, const std::string& onnx_pat
   }
 
   codegen::LlvmOptions llvm_options;
+  llvm_options.target = options.target;
   llvm_options.opt_level = options.opt_level;
   llvm_options.fast_math = options.fast_math;
   std::vector<char> object = codegen::emit_object(model.kernels(), llvm_options);
@@ -126,6 +128,7 @@ void save_compiled_model(const CompiledModel& model, const std::string& onnx_pat
   manifest["model"] = "model.onnx";
   manifest["library"] = kLibrary;
   manifest["graph_passes"] = options.graph_passes;
+  manifest["target"] = options.target.str();
   if (!options.records.empty()) manifest["records"] = kRecords;
   manifest["kernels"] = model.code().function_names();
   manifest["model_entry"] = entry.complete ? "model.h" : "none: " + entry.reason;
@@ -155,6 +158,10 @@ std::unique_ptr<CompiledModel> load_compiled_model(const std::string& dir, int t
   CompileOptions options;
   options.threads = threads;
   options.graph_passes = manifest.at("graph_passes").get<std::vector<std::string>>();
+  // A manifest that names no target is for the host.
+  if (manifest.contains("target")) {
+    options.target = parse_target(manifest.at("target").get<std::string>());
+  }
   options.kernel_library = (fs::path(dir) / manifest.at("library").get<std::string>()).string();
   if (manifest.contains("records")) {
     options.records = (fs::path(dir) / manifest.at("records").get<std::string>()).string();

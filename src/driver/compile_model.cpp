@@ -6,7 +6,6 @@
 #include "execution_plan.h"
 #include "shared_library.h"
 #include "minic/autotune/database.h"
-#include "minic/autotune/measure.h"
 #include "minic/autotune/task.h"
 #include "minic/codegen/llvm.h"
 #include "minic/ops/compute.h"
@@ -42,10 +41,10 @@ struct LoweredKernels {
 // without a compute rule, or a form of one that its rule does not cover (MaxPool's
 // Indices output, a storage-only type: NoComputeRule). Any other error is no such
 // refusal: it propagates, naming the node (and an internal error stays one).
-std::optional<loop::PrimFunc> lower_kernel(const Node& node, int opset) {
+std::optional<loop::PrimFunc> lower_kernel(const Node& node, int opset, const Target& target) {
   if (!can_lower(node)) return std::nullopt;
   try {
-    return lower_node(node, opset);
+    return lower_node(node, opset, target);
   } catch (const NoComputeRule&) {
     return std::nullopt;
   } catch (const InternalError& error) {
@@ -56,11 +55,11 @@ std::optional<loop::PrimFunc> lower_kernel(const Node& node, int opset) {
 }
 
 // Step 2: lower every node, making the kernel names unique (two nodes may give the same).
-LoweredKernels lower_kernels(const Graph& graph) {
+LoweredKernels lower_kernels(const Graph& graph, const Target& target) {
   LoweredKernels kernels;
   std::set<std::string> names;
   for (const Node* node : graph.nodes()) {
-    std::optional<loop::PrimFunc> func = lower_kernel(*node, graph.opset);
+    std::optional<loop::PrimFunc> func = lower_kernel(*node, graph.opset, target);
     if (!func) continue;
     std::string name = func->name;
     for (int suffix = 1; names.count(name); ++suffix) {
@@ -79,7 +78,7 @@ LoweredKernels lower_kernels(const Graph& graph) {
 // (TraceError: written by another version of minic, or edited by hand) is counted and
 // passed over, so that a stale database never stops a model from compiling.
 loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* records,
-                               const std::string& target, CompileStats& stats) {
+                               const Target& target, CompileStats& stats) {
   if (records) {
     std::optional<autotune::TuningRecord> best =
         records->best(autotune::workload_key(func), target);
@@ -94,7 +93,7 @@ loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* re
       }
     }
   }
-  return schedule::default_cpu_schedule(std::move(func));
+  return schedule::default_cpu_schedule(std::move(func), target);
 }
 
 // Step 3: schedule every kernel, by its record (options.records, read once) or the
@@ -105,9 +104,9 @@ void schedule_kernels(loop::LoopModule& kernels, const CompileOptions& options,
   std::optional<autotune::Database> records;
   if (!options.records.empty()) records = autotune::Database::load(options.records);
   stats.records = options.records;
-  const std::string target = autotune::cpu_target();
   for (loop::PrimFunc& func : kernels.functions) {
-    func = schedule_kernel(std::move(func), records ? &*records : nullptr, target, stats);
+    func = schedule_kernel(std::move(func), records ? &*records : nullptr, options.target,
+                           stats);
   }
 }
 
@@ -120,6 +119,7 @@ std::unique_ptr<codegen::CompiledModule> generate_code(const loop::LoopModule& k
   std::unique_ptr<codegen::CompiledModule> code;
   if (options.kernel_library.empty()) {
     codegen::LlvmOptions llvm_options;
+    llvm_options.target = options.target;
     llvm_options.opt_level = options.opt_level;
     llvm_options.fast_math = options.fast_math;
     // Only the arena is 64-byte aligned; inputs, outputs and constants are Tensors, whose
@@ -171,25 +171,33 @@ runtime::ExecutionPlan plan_execution(const Graph& graph, const LoweredKernels& 
 CompiledModel::CompiledModel(Graph graph, loop::LoopModule kernels,
                              std::unique_ptr<codegen::CompiledModule> code,
                              runtime::ExecutionPlan plan, std::unique_ptr<runtime::Device> device,
-                             CompileStats stats)
+                             CompileStats stats, Target target)
     : graph_(std::move(graph)),
       kernels_(std::move(kernels)),
       code_(std::move(code)),
       executor_(std::move(plan), std::move(device)),
-      stats_(std::move(stats)) {}
+      stats_(std::move(stats)),
+      target_(std::move(target)) {}
 
 CompiledModel::~CompiledModel() = default;
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs,
                                        std::vector<runtime::StepProfile>* profile) {
+  if (!checked_target_) {
+    codegen::check_runs_here(target_);
+    checked_target_ = true;
+  }
   return executor_.run(inputs, profile);
 }
 
 std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& options) {
   auto start = Clock::now();
+  if (options.target.is_cuda()) {
+    fail("target {}: the CUDA back end is not built yet", options.target.str());
+  }
   CompileStats stats;
   run_passes(graph, options.graph_passes);                               // 1. graph passes
-  LoweredKernels kernels = lower_kernels(graph);                         // 2. lowering
+  LoweredKernels kernels = lower_kernels(graph, options.target);         // 2. lowering
   schedule_kernels(kernels.module, options, stats);                      // 3. scheduling
   run_passes(kernels.module, options.loop_passes, options.loop_pass_options);  // 4. loop passes
   auto code = generate_code(kernels.module, options, stats);             // 5. code generation
@@ -198,7 +206,7 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
   return std::make_unique<CompiledModel>(std::move(graph), std::move(kernels.module),
                                          std::move(code), std::move(plan),
                                          std::make_unique<runtime::HostDevice>(options.threads),
-                                         std::move(stats));
+                                         std::move(stats), options.target);
 }
 
 }  // namespace minic

@@ -53,8 +53,9 @@ std::string rule_error(const Node& node, const Node* fused) {
 }
 
 // Step 2 for one op: its rule, run on its inputs' tensors.
-std::vector<ComputeTensor> lower_op(const Node& node, int opset, KernelBuilder& builder,
-                                    const KernelValues& values, const Node* fused) {
+std::vector<ComputeTensor> lower_op(const Node& node, int opset, const Target& target,
+                                    KernelBuilder& builder, const KernelValues& values,
+                                    const Node* fused) {
   if (node.is_fused()) {
     fail("{}: a fused node inside a fused node cannot be lowered", node.describe());
   }
@@ -72,7 +73,7 @@ std::vector<ComputeTensor> lower_op(const Node& node, int opset, KernelBuilder& 
     auto it = values.constants.find(node.inputs[index]);
     return it == values.constants.end() ? nullptr : it->second;
   };
-  ComputeContext ctx(node, opset, builder, std::move(inputs), constants);
+  ComputeContext ctx(node, opset, target, builder, std::move(inputs), constants);
   std::vector<ComputeTensor> outputs = schema->compute(ctx);
   if (outputs.size() != node.outputs.size()) {
     internal_fail("the compute rule of {} gives {} outputs for {}",
@@ -132,7 +133,7 @@ std::string kernel_name(const Node& node) {
   return name;
 }
 
-loop::PrimFunc lower_node(const Node& node, int opset) {
+loop::PrimFunc lower_node(const Node& node, int opset, const Target& target) {
   // Step 1: the parameters.
   KernelBuilder builder;
   KernelValues values;
@@ -166,7 +167,7 @@ loop::PrimFunc lower_node(const Node& node, int opset) {
   const Node* fused = node.is_fused() ? &node : nullptr;
   for (const Node* op : ops) {
     for (const Value* output : op->outputs) check_static(node, *output);
-    std::vector<ComputeTensor> results = lower_op(*op, opset, builder, values, fused);
+    std::vector<ComputeTensor> results = lower_op(*op, opset, target, builder, values, fused);
     for (size_t k = 0; k < results.size(); ++k) {
       const Value* value = op->outputs[k];
       values.tensors.emplace(value, results[k]);
@@ -185,13 +186,14 @@ loop::PrimFunc lower_node(const Node& node, int opset) {
   return func;
 }
 
-loop::LoopModule lower_graph(const Graph& graph, std::vector<const Node*>* skipped) {
+loop::LoopModule lower_graph(const Graph& graph, const Target& target,
+                             std::vector<const Node*>* skipped) {
   loop::LoopModule module;
   std::set<std::string> names;
   for (const Node* node : graph.nodes()) {
     loop::PrimFunc func;
     try {
-      func = lower_node(*node, graph.opset);
+      func = lower_node(*node, graph.opset, target);
     } catch (const NoComputeRule&) {
       if (!skipped) throw;
       skipped->push_back(node);

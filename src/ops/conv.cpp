@@ -20,11 +20,13 @@
 //   strides*(D-1) + output_padding + (K-1)*dilations + 1 - pads_begin - pads_end,
 // or the `output_shape` attribute, from which the pads then follow.
 //
-// Both kernels are plain loops, ordered so that the innermost loop runs along one row of
-// the last spatial axis: for each (n, output channel, input channel, outer output
-// position, kernel tap) it adds weight * (a row of X) to a row of Y. That loop touches
-// contiguous memory, which the compiler vectorises; the index arithmetic for padding is
-// done once per row (inside_range), not per element.
+// Both reference kernels are these formulas as plain loops, in the compute type (float
+// for f16 and bf16). Conv computes each output element on its own: its bias, then every
+// tap of every input channel of its group that lands inside the input, in the order of
+// the formula (c, then k row-major); which taps land inside depends only on the output
+// position, so it is found once per position (taps_inside). ConvTranspose scatters each
+// input element through every tap that lands inside the output. Fast kernels are the
+// compiler's business: the compute rules below and in conv_compute.cpp.
 //
 // Conv's compute rules (course module 3) are in conv_compute.cpp: the formula above as a
 // GEMM over flattened positions where the strides allow it, else as one reduction over
@@ -60,42 +62,48 @@ namespace minic {
 
 namespace {
 
-// out[j] += weight * in[j * stride + offset] for j in `range`.
-template <typename C>
-void add_scaled_row(C* out, const C* in, C weight, IndexRange range, int64_t stride,
-                    int64_t offset) {
-  if (stride == 1) {
-    for (int64_t j = range.begin; j < range.end; ++j) out[j] += weight * in[j + offset];
-  } else {
-    for (int64_t j = range.begin; j < range.end; ++j) out[j] += weight * in[j * stride + offset];
+// A kernel tap at one output position: the offset it reads in a channel of X, and its
+// index in a channel of W.
+struct Tap {
+  int64_t input;
+  int64_t weight;
+};
+
+// The taps (every multi-index of `g.kernel`, row-major) that read inside the input at
+// output position `o`, into `taps`: tap k reads input position o * strides - pads_begin +
+// k * dilations on each axis, and one that lies outside reads the padding, which is 0.
+void taps_inside(const WindowGeometry& g, const std::vector<Shape>& kernel_taps,
+                 const Shape& in_strides, const Shape& o, std::vector<Tap>& taps) {
+  taps.clear();
+  for (size_t t = 0; t < kernel_taps.size(); ++t) {
+    const Shape& k = kernel_taps[t];
+    int64_t input = 0;
+    bool inside = true;
+    for (int64_t i = 0; i < g.rank() && inside; ++i) {
+      int64_t p = o[i] * g.strides[i] - g.pads_begin[i] + k[i] * g.dilations[i];
+      inside = p >= 0 && p < g.input[i];
+      input += p * in_strides[i];
+    }
+    if (inside) taps.push_back({input, static_cast<int64_t>(t)});
   }
 }
 
-// out[j * stride + offset] += weight * in[j] for j in `range`.
-template <typename C>
-void scatter_scaled_row(C* out, const C* in, C weight, IndexRange range, int64_t stride,
-                        int64_t offset) {
-  for (int64_t j = range.begin; j < range.end; ++j) out[j * stride + offset] += weight * in[j];
+// Every multi-index of `shape`, row-major.
+std::vector<Shape> all_indices(const Shape& shape) {
+  std::vector<Shape> indices;
+  for_each_index(shape, [&](const Shape& index) { indices.push_back(index); });
+  return indices;
 }
 
-// The coordinates along the leading axes (all but the last) of every row of a tensor of
-// `shape`, in row-major order.
-std::vector<Shape> row_coordinates(const Shape& shape) {
-  std::vector<Shape> rows;
-  for_each_index(Shape(shape.begin(), shape.end() - 1), [&](const Shape& index) {
-    rows.push_back(index);
-  });
-  return rows;
-}
-
-
-// Direct convolution in the compute type C. x: [N, C, in...], w: [M, C/group, kernel...],
-// bias: [M] or null, y: [N, M, out...].
+// Conv in the compute type C, element by element. x: [N, C, in...], w: [M, C/group,
+// kernel...], bias: [M] or null, y: [N, M, out...].
+//   Y[n, m, o] = B[m] + sum over c < C/group, k < K of
+//                X[n, group(m) * C/group + c, o * strides - pads_begin + k * dilations] *
+//                W[m, c, k]
 template <typename C>
 void conv_forward(const ConvAttributes& a, const Shape& x_shape, const C* x, const C* w,
                   const C* bias, const Shape& y_shape, C* y) {
   const WindowGeometry& g = a.window;
-  const int64_t last = g.rank() - 1;
   const int64_t batch = x_shape[0];
   const int64_t in_channels = x_shape[1];
   const int64_t out_channels = y_shape[1];
@@ -105,48 +113,21 @@ void conv_forward(const ConvAttributes& a, const Shape& x_shape, const C* x, con
   const int64_t out_size = num_elements(g.output);
   const int64_t kernel_size = num_elements(g.kernel);
   const Shape in_strides = row_major_strides(g.input);
-  const std::vector<Shape> out_rows = row_coordinates(g.output);
-  const std::vector<Shape> kernel_rows = row_coordinates(g.kernel);
-  const int64_t out_row = g.output[last];
-  const int64_t kernel_row = g.kernel[last];
-  // Along the last axis, tap kw of output j reads input j * stride + offsets[kw]; ranges[kw]
-  // are the j for which that lies inside the input.
-  std::vector<int64_t> offsets(kernel_row);
-  std::vector<IndexRange> ranges(kernel_row);
-  for (int64_t kw = 0; kw < kernel_row; ++kw) {
-    offsets[kw] = kw * g.dilations[last] - g.pads_begin[last];
-    ranges[kw] = inside_range(out_row, g.strides[last], offsets[kw], g.input[last]);
-  }
-
+  const std::vector<Shape> kernel_taps = all_indices(g.kernel);
+  const std::vector<Shape> positions = all_indices(g.output);
+  std::vector<Tap> taps;
   for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t m = 0; m < out_channels; ++m) {
-      const int64_t group = m / group_out;
-      C* out = y + (n * out_channels + m) * out_size;
-      std::fill(out, out + out_size, bias ? bias[m] : C(0));
-      for (int64_t c = 0; c < group_in; ++c) {
-        const C* in = x + (n * in_channels + group * group_in + c) * in_size;
-        const C* kernel = w + (m * group_in + c) * kernel_size;
-        for (size_t row = 0; row < out_rows.size(); ++row) {
-          const Shape& o = out_rows[row];
-          C* out_line = out + row * out_row;
-          for (size_t tap_row = 0; tap_row < kernel_rows.size(); ++tap_row) {
-            const Shape& k = kernel_rows[tap_row];
-            // The input row this kernel row reads, unless it lies in the padding.
-            int64_t in_offset = 0;
-            bool inside = true;
-            for (int64_t i = 0; i < last && inside; ++i) {
-              int64_t p = o[i] * g.strides[i] - g.pads_begin[i] + k[i] * g.dilations[i];
-              inside = p >= 0 && p < g.input[i];
-              in_offset += p * in_strides[i];
-            }
-            if (!inside) continue;
-            const C* taps = kernel + tap_row * kernel_row;
-            for (int64_t kw = 0; kw < kernel_row; ++kw) {
-              add_scaled_row(out_line, in + in_offset, taps[kw], ranges[kw], g.strides[last],
-                             offsets[kw]);
-            }
-          }
+    for (int64_t o = 0; o < out_size; ++o) {
+      taps_inside(g, kernel_taps, in_strides, positions[o], taps);
+      for (int64_t m = 0; m < out_channels; ++m) {
+        const int64_t group = m / group_out;
+        C sum = bias ? bias[m] : C(0);
+        for (int64_t c = 0; c < group_in; ++c) {
+          const C* in = x + (n * in_channels + group * group_in + c) * in_size;
+          const C* kernel = w + (m * group_in + c) * kernel_size;
+          for (const Tap& tap : taps) sum += kernel[tap.weight] * in[tap.input];
         }
+        y[(n * out_channels + m) * out_size + o] = sum;
       }
     }
   }
@@ -271,13 +252,15 @@ struct ConvTransposeAttributes {
   }
 };
 
-// Transposed convolution in the compute type C. x: [N, C, in...], w: [C, M/group,
-// kernel...], bias: [M] or null, y: [N, M, out...].
+// ConvTranspose in the compute type C, a scatter of every input element. x: [N, C, in...],
+// w: [C, M/group, kernel...], bias: [M] or null, y: [N, M, out...].
+//   Y[n, group(c) * M/group + m, i * strides - pads_begin + k * dilations] +=
+//       X[n, c, i] * W[c, m, k]
+// over the positions that land inside the output, Y starting at the bias.
 template <typename C>
 void conv_transpose_forward(const ConvTransposeAttributes& a, const Shape& x_shape, const C* x,
                             const C* w, const C* bias, C* y) {
   const WindowGeometry& g = a.window;
-  const int64_t last = g.rank() - 1;
   const int64_t batch = x_shape[0];
   const int64_t in_channels = x_shape[1];
   const int64_t group_in = in_channels / a.group;
@@ -286,46 +269,31 @@ void conv_transpose_forward(const ConvTransposeAttributes& a, const Shape& x_sha
   const int64_t out_size = num_elements(g.output);
   const int64_t kernel_size = num_elements(g.kernel);
   const Shape out_strides = row_major_strides(g.output);
-  const std::vector<Shape> in_rows = row_coordinates(g.input);
-  const std::vector<Shape> kernel_rows = row_coordinates(g.kernel);
-  const int64_t in_row = g.input[last];
-  const int64_t kernel_row = g.kernel[last];
-  // Along the last axis, tap kw of input j writes output j * stride + offsets[kw]; ranges[kw]
-  // are the j for which that lies inside the output.
-  std::vector<int64_t> offsets(kernel_row);
-  std::vector<IndexRange> ranges(kernel_row);
-  for (int64_t kw = 0; kw < kernel_row; ++kw) {
-    offsets[kw] = kw * g.dilations[last] - g.pads_begin[last];
-    ranges[kw] = inside_range(in_row, g.strides[last], offsets[kw], g.output[last]);
-  }
-
+  const std::vector<Shape> kernel_taps = all_indices(g.kernel);
+  const std::vector<Shape> positions = all_indices(g.input);
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t m = 0; m < a.out_channels; ++m) {
-      const int64_t group = m / group_out;
       C* out = y + (n * a.out_channels + m) * out_size;
       std::fill(out, out + out_size, bias ? bias[m] : C(0));
-      for (int64_t c = group * group_in; c < (group + 1) * group_in; ++c) {
-        const C* in = x + (n * in_channels + c) * in_size;
-        const C* kernel = w + (c * group_out + m % group_out) * kernel_size;
-        for (size_t row = 0; row < in_rows.size(); ++row) {
-          const Shape& i_outer = in_rows[row];
-          const C* in_line = in + row * in_row;
-          for (size_t tap_row = 0; tap_row < kernel_rows.size(); ++tap_row) {
-            const Shape& k = kernel_rows[tap_row];
-            // The output row this kernel row writes, unless it falls outside the output.
-            int64_t out_offset = 0;
-            bool inside = true;
-            for (int64_t i = 0; i < last && inside; ++i) {
-              int64_t p = i_outer[i] * g.strides[i] - g.pads_begin[i] + k[i] * g.dilations[i];
-              inside = p >= 0 && p < g.output[i];
-              out_offset += p * out_strides[i];
-            }
-            if (!inside) continue;
-            const C* taps = kernel + tap_row * kernel_row;
-            for (int64_t kw = 0; kw < kernel_row; ++kw) {
-              scatter_scaled_row(out + out_offset, in_line, taps[kw], ranges[kw],
-                                 g.strides[last], offsets[kw]);
-            }
+    }
+    for (int64_t c = 0; c < in_channels; ++c) {
+      const int64_t group = c / group_in;
+      const C* in = x + (n * in_channels + c) * in_size;
+      for (int64_t i = 0; i < in_size; ++i) {
+        for (size_t t = 0; t < kernel_taps.size(); ++t) {
+          // The output position tap t of input position i writes, unless it lies outside.
+          int64_t offset = 0;
+          bool inside = true;
+          for (int64_t axis = 0; axis < g.rank() && inside; ++axis) {
+            int64_t p = positions[i][axis] * g.strides[axis] - g.pads_begin[axis] +
+                        kernel_taps[t][axis] * g.dilations[axis];
+            inside = p >= 0 && p < g.output[axis];
+            offset += p * out_strides[axis];
+          }
+          if (!inside) continue;
+          for (int64_t m = 0; m < group_out; ++m) {
+            C* out = y + (n * a.out_channels + group * group_out + m) * out_size;
+            out[offset] += in[i] * w[(c * group_out + m) * kernel_size + t];
           }
         }
       }

@@ -1,8 +1,9 @@
 // Conv's compute rules: the convolution as loop IR stages. Course module 3.
 //
 // Four forms, the first that applies:
-//   - pointwise (1x1, stride 1, unpadded, one group) with a multiple of 16 positions: a
-//     GEMM over the flattened spatial positions;
+//   - pointwise (1x1, stride 1, unpadded, one group) with a multiple of one vector of
+//     positions (the target's f32 lanes: 16 with AVX-512): a GEMM over the flattened
+//     spatial positions;
 //   - 2-d 1x1 with strides and one group: the strided input elements picked into a
 //     buffer, then the form above or the next one on it;
 //   - 2-d without dilation: the same on rows of a padded width, strided convolutions
@@ -93,8 +94,11 @@ bool is_strided_pointwise(const ConvAttributes& a) {
          all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
 }
 
-// The flattened position count that column tiles divide: one AVX-512 vector.
-constexpr int64_t kPositionMultiple = 16;
+// The flattened position count that column tiles divide: one vector of the target's f32
+// lanes (16 with AVX-512, 8 with AVX2), as the schedule rules count them.
+int64_t position_multiple(const ComputeContext& ctx) {
+  return ctx.target().vector_lanes(DType::f32);
+}
 
 // e * s, e / s and e % s (floor division) for a stride s, written plainly when s is 1, so
 // that a unit-stride kernel reads as simply as it is.
@@ -129,7 +133,7 @@ bool has_unit_dilations(const ConvAttributes& a) {
 // p + kh * width + kw: an offset that moves one element per position, so the positions
 // vectorise. The columns ow >= W_out of each row are computed and thrown away; `width`
 // (at least W_out + KW - 1) is chosen so that the number of positions is a multiple of
-// 16, which is what the GEMM rule's column tiles need.
+// one vector (position_multiple), which is what the GEMM rule's column tiles need.
 //
 //   pad[n, c, q]       = X[n, c, q / width - pad_top, q % width - pad_left], 0 outside
 //   sum[n, m, p]       = sum over c, kh, kw of pad[n, c, p + kh * width + kw] * W[m, c, kh, kw]
@@ -158,7 +162,7 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
   const int64_t group_out = w.dim(0) / a.group;  // output channels per group
   const int64_t out_rows = g.output[0];
   int64_t width = g.output[1] + (g.kernel[1] - 1) / sw;
-  while ((out_rows * width) % kPositionMultiple != 0) ++width;
+  while ((out_rows * width) % position_multiple(ctx) != 0) ++width;
   const int64_t rows = out_rows + (g.kernel[0] - 1) / sh;
   // The last row's thrown-away columns read up to (kernel[1] - 1) / sw elements past its
   // end.
@@ -197,30 +201,49 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
   })};
 }
 
-}  // namespace
+// The general form's input: where there is padding, a zero-bordered copy of X of its own,
+// so that the reduction reads every tap without a bounds test (a test on the output
+// position would keep the reduction's inner loop from being vectorised); `read` becomes
+// the geometry of the copy. X itself, with `read` unchanged, where nothing is padded or
+// the padding crops.
+ComputeTensor zero_bordered_input(const ComputeContext& ctx, const WindowGeometry& g,
+                                  const ComputeTensor& x, WindowGeometry& read) {
+  auto positive = [](int64_t p) { return p > 0; };
+  auto negative = [](int64_t p) { return p < 0; };
+  bool pads = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), positive) ||
+              std::any_of(g.pads_end.begin(), g.pads_end.end(), positive);
+  bool cropped = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), negative) ||
+                 std::any_of(g.pads_end.begin(), g.pads_end.end(), negative);
+  if (!pads || cropped) return x;
+  Shape padded = x.type().shape;
+  for (size_t axis = 0; axis < g.input.size(); ++axis) {
+    padded[2 + axis] = g.input[axis] + g.pads_begin[axis] + g.pads_end[axis];
+  }
+  auto element = [&](const Indices& i) {
+    Indices at = {i[0], i[1]};
+    loop::Expr inside;
+    for (size_t axis = 0; axis < g.input.size(); ++axis) {
+      loop::Expr position = i[2 + axis] - g.pads_begin[axis];
+      loop::Expr test = in_range(position, g.input[axis]);
+      inside = inside ? loop::And::make(inside, test) : test;
+      at.push_back(position);
+    }
+    return select(inside, x(at), constant(x.type().dtype, 0));
+  };
+  ComputeTensor source = ctx.keep(ctx.compute("pad", {x.type().dtype, padded}, element));
+  read.input.assign(padded.begin() + 2, padded.end());
+  read.pads_begin.assign(g.pads_begin.size(), 0);
+  read.pads_end.assign(g.pads_end.size(), 0);
+  return source;
+}
 
-std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
-  const ComputeTensor& x = ctx.input(0);
+// The general form (dilated, 1-d or 3-d convolutions): one reduction over (input channel
+// in the group, kernel taps) per output element, on the zero-bordered input.
+std::vector<ComputeTensor> general_conv_compute(const ComputeContext& ctx,
+                                                const ConvAttributes& a,
+                                                const ComputeTensor& x) {
   const ComputeTensor& w = ctx.input(1);
   const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
-  const Shape& out = a.window.output;
-  if (is_pointwise(a) && num_elements(out) % kPositionMultiple == 0) {
-    return pointwise_conv_compute(ctx, a, x);
-  }
-  if (is_strided_pointwise(a)) {
-    // Every stride-th input element, kept: then a pointwise convolution of that.
-    ComputeTensor picked = ctx.keep(ctx.compute(
-        "subsample", {x.dtype(), {x.dim(0), x.dim(1), out[0], out[1]}}, [&](const Indices& i) {
-          return x({i[0], i[1], i[2] * a.window.strides[0], i[3] * a.window.strides[1]});
-        }));
-    ConvAttributes unit = a;
-    unit.window.input = out;
-    unit.window.strides.assign(2, 1);
-    if (num_elements(out) % kPositionMultiple == 0) return pointwise_conv_compute(ctx, unit, picked);
-    return padded_rows_conv_compute(ctx, unit, picked);
-  }
-  if (has_unit_dilations(a)) return padded_rows_conv_compute(ctx, a, x);
   const WindowGeometry& g = a.window;
   const TensorType& type = ctx.output_type(0);
   const DType acc = accumulation_dtype(type.dtype);
@@ -228,38 +251,8 @@ std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
   const int64_t group_out = w.dim(0) / a.group;
   Shape reduce_extents = {group_in};
   reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
-
-  // With padding, the input is first copied into a zero-bordered buffer of its own, so
-  // that the reduction reads every tap without a bounds test: a test on the output
-  // position would keep the reduction's inner loop from being vectorised.
-  ComputeTensor source = x;
   WindowGeometry read = g;
-  auto positive = [](int64_t p) { return p > 0; };
-  auto negative = [](int64_t p) { return p < 0; };
-  bool pads = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), positive) ||
-              std::any_of(g.pads_end.begin(), g.pads_end.end(), positive);
-  bool cropped = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), negative) ||
-                 std::any_of(g.pads_end.begin(), g.pads_end.end(), negative);
-  if (pads && !cropped) {
-    Shape padded = x.type().shape;
-    for (size_t axis = 0; axis < g.input.size(); ++axis) {
-      padded[2 + axis] = g.input[axis] + g.pads_begin[axis] + g.pads_end[axis];
-    }
-    source = ctx.keep(ctx.compute("pad", {x.type().dtype, padded}, [&](const Indices& i) {
-      Indices at = {i[0], i[1]};
-      loop::Expr inside;
-      for (size_t axis = 0; axis < g.input.size(); ++axis) {
-        loop::Expr position = i[2 + axis] - g.pads_begin[axis];
-        loop::Expr test = in_range(position, g.input[axis]);
-        inside = inside ? loop::And::make(inside, test) : test;
-        at.push_back(position);
-      }
-      return select(inside, x(at), constant(x.type().dtype, 0));
-    }));
-    read.input.assign(padded.begin() + 2, padded.end());
-    read.pads_begin.assign(g.pads_begin.size(), 0);
-    read.pads_end.assign(g.pads_end.size(), 0);
-  }
+  ComputeTensor source = zero_bordered_input(ctx, g, x, read);
 
   // sum[n, m, o] = sum over c, k of X[n, group(m) * group_in + c, position(o, k)] * W[m, c, k]
   ComputeTensor sum = ctx.reduce("conv", {acc, type.shape}, reduce_extents, Reducer::sum,
@@ -286,6 +279,32 @@ std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
     if (bias) value = value + cast(acc, (*bias)({i[1]}));
     return cast(type.dtype, value);
   })};
+}
+
+}  // namespace
+
+std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& w = ctx.input(1);
+  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  const Shape& out = a.window.output;
+  const bool whole_vectors = num_elements(out) % position_multiple(ctx) == 0;
+  if (is_pointwise(a) && whole_vectors) return pointwise_conv_compute(ctx, a, x);
+  if (is_strided_pointwise(a)) {
+    // Every stride-th input element, kept: then a pointwise convolution of that.
+    ComputeTensor picked = ctx.keep(ctx.compute(
+        "subsample", {x.dtype(), {x.dim(0), x.dim(1), out[0], out[1]}}, [&](const Indices& i) {
+          return x({i[0], i[1], i[2] * a.window.strides[0], i[3] * a.window.strides[1]});
+        }));
+    ConvAttributes unit = a;
+    unit.window.input = out;
+    unit.window.strides.assign(2, 1);
+    if (whole_vectors) return pointwise_conv_compute(ctx, unit, picked);
+    return padded_rows_conv_compute(ctx, unit, picked);
+  }
+  if (has_unit_dilations(a)) return padded_rows_conv_compute(ctx, a, x);
+  return general_conv_compute(ctx, a, x);
 }
 
 }  // namespace minic

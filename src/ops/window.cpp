@@ -78,14 +78,4 @@ WindowGeometry read_window(const NodeContext& ctx, const Shape& input_spatial,
   return g;
 }
 
-IndexRange inside_range(int64_t count, int64_t stride, int64_t offset, int64_t limit) {
-  // j * stride + offset >= 0        <=>  j >= ceil(-offset / stride)
-  // j * stride + offset <= limit-1  <=>  j <= floor((limit - 1 - offset) / stride)
-  IndexRange range;
-  range.begin = std::max<int64_t>(0, ceil_div(-offset, stride));
-  range.end = std::min<int64_t>(count, floor_div(limit - 1 - offset, stride) + 1);
-  if (range.end < range.begin) range.end = range.begin;
-  return range;
-}
-
 }  // namespace minic

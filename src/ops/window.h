@@ -55,12 +55,4 @@ Shape read_spatial_ints(const NodeContext& ctx, std::string_view name, int64_t c
 inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
-// The half-open range [begin, end) of j in [0, count) for which j * stride + offset lies in
-// [0, limit): the outputs of one row that a kernel tap reads from inside the input.
-struct IndexRange {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
-IndexRange inside_range(int64_t count, int64_t stride, int64_t offset, int64_t limit);
-
 }  // namespace minic

@@ -6,6 +6,7 @@
 //   minic-conformance node DIR [--filter SUBSTR] [--expected FILE] [--write-expected FILE]
 //                              [--verbose] [--passes default|none|a,b,c] [--backend B]
 //   minic-conformance light-models DIR [--passes default|none|a,b,c] [--backend B]
+//                                      [--target T]
 //
 // The code is split by mode: node_tests.cpp, light_models.cpp, main.cpp; this header holds
 // what they share.
@@ -26,10 +27,14 @@
 // graph. For the light models the run also prints how the op histogram changed (nodes
 // counted inside fused bodies too) and which of the ops the default pipeline must remove
 // -- ConstantOfShape, BatchNormalization, Dropout, Identity -- are left; after
-// `--passes default` a model where one is left FAILS, whatever its outputs.
+// `--passes default` a model where one is left FAILS, whatever its outputs. With --target
+// (llvm only) the models are compiled for that CPU instead of this machine's: with
+// `llvm -mcpu=x86-64-v3`, schedules for 8-lane AVX2 vectors, checked against the same
+// outputs.
 #pragma once
 
 #include "minic/driver/compile.h"
+#include "minic/driver/target.h"
 #include "minic/frontend/onnx.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/compare.h"
@@ -125,12 +130,14 @@ inline std::vector<fs::path> numbered_files(const fs::path& dir, const std::stri
 }
 
 // How a graph runs after its passes: "interp" (the reference interpreter) or "llvm"
-// (compile_model with no further graph passes, then the compiled code).
+// (compile_model for `target` with no further graph passes, then the compiled code).
 inline std::vector<Tensor> run_on_backend(Graph graph, const std::vector<Tensor>& inputs,
-                                          const std::string& backend) {
+                                          const std::string& backend,
+                                          const Target& target = codegen::host_target()) {
   if (backend == "interp") return interpret(graph, inputs);
   if (backend != "llvm") fail("--backend: '{}' is not interp or llvm", backend);
   CompileOptions options;
+  options.target = target;
   options.graph_passes = {};
   std::unique_ptr<CompiledModel> model = compile_model(std::move(graph), options);
   return model->run(inputs);
@@ -148,6 +155,6 @@ struct NodeOptions {
 
 int run_node_tests(const NodeOptions& options);
 int run_light_models(const std::string& dir, const std::string& passes,
-                     const std::string& backend);
+                     const std::string& backend, const Target& target);
 
 }  // namespace conformance

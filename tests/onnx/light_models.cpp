@@ -94,7 +94,8 @@ std::string remaining_removable_ops(const OpHistogram& histogram) {
 }
 
 void run_light_model_unguarded(const fs::path& model, const PassSelection& selection,
-                               const std::string& backend, LightModelResult& result) {
+                               const std::string& backend, const Target& target,
+                               LightModelResult& result) {
   OnnxModelSummary summary = summarize_onnx(model.string());
   if (summary.inputs.size() != 1) {
     fail("expected one graph input, the model has {}", summary.inputs.size());
@@ -106,7 +107,7 @@ void run_light_model_unguarded(const fs::path& model, const PassSelection& selec
   result.ran_passes = true;
 
   std::vector<Tensor> outputs =
-      run_on_backend(std::move(graph), {arange_input(summary.inputs[0])}, backend);
+      run_on_backend(std::move(graph), {arange_input(summary.inputs[0])}, backend, target);
   fs::path expected_file = model.parent_path() / (model.stem().string() + "_output_0.pb");
   outputs.resize(std::min<size_t>(outputs.size(), 1));  // only output 0 has an expected file
   compare_all(outputs, {read_tensor_proto(expected_file.string())}, kLightModelTolerance, result);
@@ -121,7 +122,7 @@ void run_light_model_unguarded(const fs::path& model, const PassSelection& selec
 }  // namespace
 
 int run_light_models(const std::string& dir, const std::string& passes,
-                     const std::string& backend) {
+                     const std::string& backend, const Target& target) {
   std::vector<fs::path> models;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     std::string name = entry.path().filename().string();
@@ -138,7 +139,7 @@ int run_light_models(const std::string& dir, const std::string& passes,
     result.name = model.stem().string();
     auto start = std::chrono::steady_clock::now();
     try {
-      run_light_model_unguarded(model, selection, backend, result);
+      run_light_model_unguarded(model, selection, backend, target, result);
     } catch (const std::exception& e) {
       result.passed = false;
       result.reason = e.what();
@@ -153,6 +154,7 @@ int run_light_models(const std::string& dir, const std::string& passes,
     std::fflush(stdout);
     passed += result.passed;
   }
+  if (backend == "llvm") fmt::print("target: {}\n", target.str());
   fmt::print("\n{} passed, {} failed\n", passed, models.size() - passed);
   return passed == static_cast<int>(models.size()) ? 0 : 1;
 }

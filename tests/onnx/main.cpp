@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
   std::string light_backend = "interp";
   light_command->add_option("--backend", light_backend, "interp (the default) or llvm")
       ->check(CLI::IsMember({"interp", "llvm"}));
+  std::string light_target = "llvm";
+  light_command->add_option("--target", light_target,
+                            "With --backend llvm: the CPU to compile for ('llvm': this "
+                            "machine's; 'llvm -mcpu=x86-64-v3': AVX2)");
 
   try {
     app.parse(argc, argv);
@@ -47,7 +51,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (node_command->parsed()) return run_node_tests(node);
-    return run_light_models(light_dir, light_passes, light_backend);
+    return run_light_models(light_dir, light_passes, light_backend, parse_target(light_target));
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;

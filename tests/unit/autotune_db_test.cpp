@@ -34,6 +34,13 @@ class TempFile {
   std::string path_;
 };
 
+// A CPU target named `name`: the database compares targets by their text only.
+Target cpu(const char* name) {
+  CpuTarget target;
+  target.cpu = name;
+  return Target(target);
+}
+
 TuningRecord make_record(const std::string& workload, const std::string& target,
                          double median_us, int trial) {
   TuningRecord record;
@@ -94,7 +101,7 @@ void require_error(const std::function<void()>& action, const std::vector<std::s
 }
 
 TEST_CASE("a record round-trips through one line of JSON", "[autotune_db]") {
-  TuningRecord record = make_record("5f0c1d2e3a4b6978", "llvm-cpu znver4", 812.123456789, 17);
+  TuningRecord record = make_record("5f0c1d2e3a4b6978", "llvm -mcpu=znver4", 812.123456789, 17);
   // Strings that JSON must escape: quotes, backslashes, newlines, tabs, non-ASCII.
   record.trace = "b0 = get_block(\"C\")\n\ti0, i1 = split(i, [-1, 32])\n# \\ naïve \"q\"\r\n";
   record.task_name = "conv \"3x3\"\nrelu";
@@ -104,7 +111,7 @@ TEST_CASE("a record round-trips through one line of JSON", "[autotune_db]") {
   CHECK(line.find('\n') == std::string::npos);
   require_same(record_from_json(line, "test:1"), record);
 
-  TuningRecord failed = make_failed_record("5f0c1d2e3a4b6978", "llvm-cpu znver4", 3);
+  TuningRecord failed = make_failed_record("5f0c1d2e3a4b6978", "llvm -mcpu=znver4", 3);
   failed.decisions.clear();
   TuningRecord read = record_from_json(record_to_json(failed), "test:2");
   require_same(read, failed);
@@ -194,31 +201,31 @@ TEST_CASE("save writes every record and load reads them back", "[autotune_db]") 
 TEST_CASE("best, of_workload and workloads answer per workload and target",
           "[autotune_db]") {
   Database database;
-  database.add(make_record("aa", "cpu1", 30, 0));
-  database.add(make_failed_record("aa", "cpu1", 1));
-  database.add(make_record("bb", "cpu1", 5, 0));
-  database.add(make_record("aa", "cpu1", 20, 2));
-  database.add(make_record("aa", "cpu2", 10, 0));
-  database.add(make_record("aa", "cpu1", 20, 3));  // as fast as trial 2: the first stays
-  database.add(make_failed_record("cc", "cpu1", 0));
+  database.add(make_record("aa", cpu("cpu1").str(), 30, 0));
+  database.add(make_failed_record("aa", cpu("cpu1").str(), 1));
+  database.add(make_record("bb", cpu("cpu1").str(), 5, 0));
+  database.add(make_record("aa", cpu("cpu1").str(), 20, 2));
+  database.add(make_record("aa", cpu("cpu2").str(), 10, 0));
+  database.add(make_record("aa", cpu("cpu1").str(), 20, 3));  // as fast as trial 2: the first stays
+  database.add(make_failed_record("cc", cpu("cpu1").str(), 0));
 
-  std::optional<TuningRecord> best = database.best("aa", "cpu1");
+  std::optional<TuningRecord> best = database.best("aa", cpu("cpu1"));
   REQUIRE(best);
   CHECK(best->median_us == 20);
   CHECK(best->trial == 2);
-  REQUIRE(database.best("aa", "cpu2"));
-  CHECK(database.best("aa", "cpu2")->median_us == 10);
-  CHECK_FALSE(database.best("cc", "cpu1"));  // nothing ran
-  CHECK_FALSE(database.best("aa", "cpu3"));
-  CHECK_FALSE(database.best("dd", "cpu1"));
+  REQUIRE(database.best("aa", cpu("cpu2")));
+  CHECK(database.best("aa", cpu("cpu2"))->median_us == 10);
+  CHECK_FALSE(database.best("cc", cpu("cpu1")));  // nothing ran
+  CHECK_FALSE(database.best("aa", cpu("cpu3")));
+  CHECK_FALSE(database.best("dd", cpu("cpu1")));
 
-  std::vector<TuningRecord> of_aa = database.of_workload("aa", "cpu1");
+  std::vector<TuningRecord> of_aa = database.of_workload("aa", cpu("cpu1"));
   REQUIRE(of_aa.size() == 4);
   CHECK(of_aa[0].trial == 0);
   CHECK(of_aa[1].trial == 1);
   CHECK(of_aa[2].trial == 2);
   CHECK(of_aa[3].trial == 3);
-  CHECK(database.of_workload("dd", "cpu1").empty());
+  CHECK(database.of_workload("dd", cpu("cpu1")).empty());
   CHECK(database.workloads() == std::vector<std::string>{"aa", "bb", "cc"});
 }
 

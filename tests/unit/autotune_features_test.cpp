@@ -8,6 +8,7 @@
 
 #include "schedule_kernels.h"
 #include "schedule_test_util.h"
+#include "target_test_util.h"
 #include "minic/autotune/search_space.h"
 #include "minic/schedule/rules.h"
 
@@ -57,7 +58,7 @@ void check_well_formed(const std::vector<float>& features) {
 
 // The scaling loop with the point's vector tile (1: not vectorised).
 loop::PrimFunc scale_with_vector(int64_t lanes) {
-  SearchSpace space(parse_func(kScale));
+  SearchSpace space(parse_func(kScale), testing::avx512());
   Decisions point = space.default_point();
   point.at("Y.vector") = {lanes};
   return space.apply(point);
@@ -74,7 +75,8 @@ TEST_CASE("features have fixed names, one value each", "[autotune_features]") {
     INFO(kernel.name);
     loop::PrimFunc func = parse_func(kernel.text);
     check_well_formed(features_of_scheduled(func));
-    check_well_formed(features_of_scheduled(schedule::default_cpu_schedule(func)));
+    check_well_formed(
+        features_of_scheduled(schedule::default_cpu_schedule(func, testing::avx512())));
   }
   check_well_formed(extract_features(loop::PrimFunc{"empty", {}, {}}));
 }
@@ -138,7 +140,8 @@ TEST_CASE("different schedules give different features", "[autotune_features]") 
   // Tiled (the default GEMM schedule: a local accumulator, a packed panel, threads) or not.
   loop::PrimFunc gemm = parse_func(schedule::test::kGemm64Kernel);
   std::vector<float> plain = features_of_scheduled(gemm);
-  std::vector<float> tiled = features_of_scheduled(schedule::default_cpu_schedule(gemm));
+  std::vector<float> tiled =
+      features_of_scheduled(schedule::default_cpu_schedule(gemm, testing::avx512()));
   CHECK(plain != tiled);
   CHECK(feature(plain, "local_alloc_bytes") == 0.0f);
   CHECK(feature(tiled, "local_alloc_bytes") > 0.0f);
@@ -151,7 +154,7 @@ TEST_CASE("different schedules give different features", "[autotune_features]") 
   CHECK(feature(tiled, "main_lanes") == log_scale(32));
 
   // Two tilings of the space differ too.
-  SearchSpace space(gemm);
+  SearchSpace space(gemm, testing::avx512());
   Decisions other = space.default_point();
   other.at("C.tile_i") = {16, 1, 4};
   other.at("C.pack") = {0};
@@ -159,8 +162,10 @@ TEST_CASE("different schedules give different features", "[autotune_features]") 
 }
 
 TEST_CASE("features are deterministic", "[autotune_features]") {
-  loop::PrimFunc first = schedule::default_cpu_schedule(parse_func(schedule::test::kGemm64Kernel));
-  loop::PrimFunc second = schedule::default_cpu_schedule(parse_func(schedule::test::kGemm64Kernel));
+  loop::PrimFunc first =
+      schedule::default_cpu_schedule(parse_func(schedule::test::kGemm64Kernel), testing::avx512());
+  loop::PrimFunc second =
+      schedule::default_cpu_schedule(parse_func(schedule::test::kGemm64Kernel), testing::avx512());
   std::vector<float> features = features_of_scheduled(first);
   CHECK(features == features_of_scheduled(first));
   CHECK(features == features_of_scheduled(second));

@@ -5,6 +5,7 @@
 // are still measured, in order. Course module 5.
 #include "minic/autotune/measure.h"
 
+#include "minic/codegen/llvm.h"
 #include "schedule_kernels.h"
 #include "minic/ir/loop/parser.h"
 #include "minic/runtime/thread_pool.h"
@@ -24,6 +25,11 @@ namespace {
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+
+const Target& host() {
+  static const Target target = codegen::host_target();
+  return target;
+}
 
 loop::PrimFunc parse_func(const std::string& text) {
   return loop::parse_loop_module(text, "<test>").functions.at(0);
@@ -85,9 +91,9 @@ void check_timed(const MeasureResult& result, int repeats) {
 
 TEST_CASE("measure times a GEMM, as lowered and as scheduled", "[autotune_measure]") {
   loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
-  loop::PrimFunc scheduled = schedule::default_cpu_schedule(gemm);
+  loop::PrimFunc scheduled = schedule::default_cpu_schedule(gemm, host());
   MeasureOptions options = quick_options();
-  std::vector<MeasureResult> results = measure({gemm, scheduled}, options);
+  std::vector<MeasureResult> results = measure({gemm, scheduled}, host(), options);
   REQUIRE(results.size() == 2);
   check_timed(results[0], options.repeats);
   check_timed(results[1], options.repeats);
@@ -100,7 +106,7 @@ TEST_CASE("with warm caches measure evicts nothing before its calls", "[autotune
   loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
   MeasureOptions options = quick_options();
   options.flush_cache = false;
-  std::vector<MeasureResult> results = measure({gemm}, options);
+  std::vector<MeasureResult> results = measure({gemm}, host(), options);
   REQUIRE(results.size() == 1);
   check_timed(results[0], options.repeats);
   CHECK(results[0].flushed_bytes == 0);
@@ -110,7 +116,7 @@ TEST_CASE("a candidate slower than give_up_us is timed once", "[autotune_measure
   loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
   MeasureOptions options = quick_options();
   options.give_up_us = 1e-3;  // every call of a 64x48x32 GEMM takes longer
-  std::vector<MeasureResult> results = measure({gemm}, options);
+  std::vector<MeasureResult> results = measure({gemm}, host(), options);
   REQUIRE(results.size() == 1);
   check_timed(results[0], 1);
   CHECK(results[0].flushed_bytes == kGemmArgumentBytes);  // before its one call too
@@ -124,11 +130,11 @@ TEST_CASE("measure runs a parallel kernel on its own pool, and the parent's pool
   runtime::ThreadPool parent_pool(3);
   runtime::ThreadPoolScope use(parent_pool);
   loop::PrimFunc scheduled =
-      schedule::default_cpu_schedule(parse_func(schedule::test::kGemmKernel));
+      schedule::default_cpu_schedule(parse_func(schedule::test::kGemmKernel), host());
   MeasureOptions options = quick_options();
   options.threads = 2;
   options.timeout_s = 20;
-  std::vector<MeasureResult> results = measure({scheduled}, options);
+  std::vector<MeasureResult> results = measure({scheduled}, host(), options);
   REQUIRE(results.size() == 1);
   check_timed(results[0], options.repeats);
 
@@ -148,7 +154,7 @@ TEST_CASE("a candidate that runs too long is stopped and reported as timed out",
   // The spin would run for hours: measure returns because it killed the child.
   MeasureOptions options = quick_options();
   options.timeout_s = 0.5;
-  std::vector<MeasureResult> results = measure({parse_func(kSpinKernel)}, options);
+  std::vector<MeasureResult> results = measure({parse_func(kSpinKernel)}, host(), options);
   REQUIRE(results.size() == 1);
   CHECK_FALSE(results[0].ok);
   CHECK(results[0].error == "timed out after 0.5 s");
@@ -162,7 +168,8 @@ TEST_CASE("a candidate that runs too long is stopped and reported as timed out",
 }
 
 TEST_CASE("a candidate that crashes is reported with its signal", "[autotune_measure]") {
-  std::vector<MeasureResult> results = measure({parse_func(kWildLoadKernel)}, quick_options());
+  std::vector<MeasureResult> results =
+      measure({parse_func(kWildLoadKernel)}, host(), quick_options());
   REQUIRE(results.size() == 1);
   CHECK_FALSE(results[0].ok);
   CHECK_THAT(results[0].error, StartsWith("crashed: signal "));
@@ -171,7 +178,7 @@ TEST_CASE("a candidate that crashes is reported with its signal", "[autotune_mea
 }
 
 TEST_CASE("a candidate the back end refuses reports the compile error", "[autotune_measure]") {
-  std::vector<MeasureResult> results = measure({parse_func(kGpuKernel)}, quick_options());
+  std::vector<MeasureResult> results = measure({parse_func(kGpuKernel)}, host(), quick_options());
   REQUIRE(results.size() == 1);
   CHECK_FALSE(results[0].ok);
   CHECK_THAT(results[0].error, Contains("on_gpu"));
@@ -183,7 +190,8 @@ TEST_CASE("results come back in the order of the candidates", "[autotune_measure
   loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
   MeasureOptions options = quick_options();
   std::vector<MeasureResult> results =
-      measure({parse_func(kGpuKernel), gemm, parse_func(kWildLoadKernel), gemm}, options);
+      measure({parse_func(kGpuKernel), gemm, parse_func(kWildLoadKernel), gemm}, host(),
+              options);
   REQUIRE(results.size() == 4);
   CHECK_THAT(results[0].error, Contains("on_gpu"));
   check_timed(results[1], options.repeats);
@@ -195,15 +203,26 @@ TEST_CASE("measure rejects options that cannot time anything", "[autotune_measur
   loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
   MeasureOptions no_repeats = quick_options();
   no_repeats.repeats = 0;
-  CHECK_THROWS_WITH(measure({gemm}, no_repeats), Contains("repeats 0"));
+  CHECK_THROWS_WITH(measure({gemm}, host(), no_repeats), Contains("repeats 0"));
   MeasureOptions no_time = quick_options();
   no_time.timeout_s = 0;
-  CHECK_THROWS_WITH(measure({gemm}, no_time), Contains("timeout_s 0"));
+  CHECK_THROWS_WITH(measure({gemm}, host(), no_time), Contains("timeout_s 0"));
 }
 
-TEST_CASE("records are made for this CPU under the LLVM back end", "[autotune_measure]") {
-  CHECK_THAT(cpu_target(), StartsWith("llvm-cpu "));
-  CHECK(cpu_target().size() > std::string("llvm-cpu ").size());
+TEST_CASE("measure refuses a target whose code cannot run here, before timing anything",
+          "[autotune_measure]") {
+  loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
+  CHECK_THROWS_WITH(measure({gemm}, cuda_target("sm_90a"), quick_options()),
+                    Contains("target cuda -arch=sm_90a: the CUDA back end is not built yet"));
+  // The host with one of the features it reports absent turned on.
+  CpuTarget other = host().cpu();
+  auto absent = std::find_if(other.features.begin(), other.features.end(),
+                             [](const std::string& feature) { return feature[0] == '-'; });
+  REQUIRE(absent != other.features.end());
+  std::string feature = absent->substr(1);
+  *absent = "+" + feature;
+  CHECK_THROWS_WITH(measure({gemm}, Target(other), quick_options()),
+                    Contains("lacks CPU features its code needs: " + feature));
 }
 
 }  // namespace

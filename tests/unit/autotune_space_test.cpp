@@ -13,6 +13,7 @@
 
 #include "schedule_kernels.h"
 #include "schedule_test_util.h"
+#include "target_test_util.h"
 #include "minic/ir/graph/text.h"
 #include "minic/lower/lower.h"
 #include "minic/ops/shape_inference.h"
@@ -56,7 +57,7 @@ loop::PrimFunc lowered(const std::string& graph_text) {
   infer_shapes(graph);
   run_passes(graph, default_pipeline());
   for (const Node* node : graph.nodes()) {
-    if (can_lower(*node)) return lower_node(*node, graph.opset);
+    if (can_lower(*node)) return lower_node(*node, graph.opset, testing::avx512());
   }
   FAIL("nothing in the graph lowers");
   return {};
@@ -134,13 +135,13 @@ std::vector<std::vector<int64_t>> brute_force_factorizations(int64_t extent, int
 
 // The default point's trace is the default rules' trace, and both compute the same.
 void check_default_point(const loop::PrimFunc& func, bool exact) {
-  SearchSpace space(func);
+  SearchSpace space(func, testing::avx512());
   REQUIRE(space.contains(space.default_point()));
   schedule::Trace trace = space.trace_of(space.default_point());
   CHECK(schedule::print_trace(trace) ==
-        schedule::print_trace(schedule::default_cpu_trace(func)));
+        schedule::print_trace(schedule::default_cpu_trace(func, testing::avx512())));
   CHECK(loop::print_func(space.apply(space.default_point())) ==
-        loop::print_func(schedule::default_cpu_schedule(func)));
+        loop::print_func(schedule::default_cpu_schedule(func, testing::avx512())));
   schedule::test::check_same_outputs(func, space.apply(space.default_point()), 11, exact);
 }
 
@@ -151,7 +152,7 @@ void check_default_point(const loop::PrimFunc& func, bool exact) {
 // many points changed the kernel.
 int check_random_points(const loop::PrimFunc& func, bool exact,
                         const std::string& in_every_trace = "") {
-  SearchSpace space(func);
+  SearchSpace space(func, testing::avx512());
   std::mt19937_64 rng(2024);
   std::string unscheduled = loop::print_func(func);
   int changed = 0;
@@ -198,7 +199,7 @@ TEST_CASE("factorizations are every ordered split of an extent", "[autotune_spac
 }
 
 TEST_CASE("a GEMM's knobs keep the register tile's bounds", "[autotune_space]") {
-  SearchSpace space(parse_func(schedule::test::kGemm64Kernel));
+  SearchSpace space(parse_func(schedule::test::kGemm64Kernel), testing::avx512());
   CHECK(knob_names(space) == std::set<std::string>{"C.order", "C.pack", "C.parallel",
                                                     "C.tile_i", "C.tile_j", "C.tile_k"});
   for (const std::vector<int64_t>& tile : knob_named(space, "C.tile_j").choices) {
@@ -248,8 +249,8 @@ TEST_CASE("a GEMM's knobs keep the register tile's bounds", "[autotune_space]") 
 }
 
 TEST_CASE("long lists of tile sizes are thinned the same way every time", "[autotune_space]") {
-  SearchSpace space(parse_func(kGemm5040));
-  SearchSpace again(parse_func(kGemm5040));
+  SearchSpace space(parse_func(kGemm5040), testing::avx512());
+  SearchSpace again(parse_func(kGemm5040), testing::avx512());
   for (const Knob& knob : space.knobs()) {
     INFO(knob.name);
     CHECK(knob.choices.size() <= 200);
@@ -261,7 +262,7 @@ TEST_CASE("long lists of tile sizes are thinned the same way every time", "[auto
   CHECK(knob_named(space, "C.tile_i").choices == knob_named(again, "C.tile_i").choices);
   CHECK(space.contains(space.default_point()));
   CHECK(schedule::print_trace(space.trace_of(space.default_point())) ==
-        schedule::print_trace(schedule::default_cpu_trace(space.func())));
+        schedule::print_trace(schedule::default_cpu_trace(space.func(), testing::avx512())));
 }
 
 TEST_CASE("the default schedule is a point of the space", "[autotune_space]") {
@@ -285,22 +286,22 @@ TEST_CASE("each block of a kernel gets the knobs of its kind", "[autotune_space]
   loop::PrimFunc conv = conv_relu_kernel();
   std::vector<std::string> blocks = schedule::get_block_names(conv);
   REQUIRE(blocks.size() == 3);
-  std::set<std::string> conv_knobs = knob_names(SearchSpace(conv));
+  std::set<std::string> conv_knobs = knob_names(SearchSpace(conv, testing::avx512()));
   CHECK(conv_knobs.count(blocks[0] + ".vector"));
   CHECK(conv_knobs.count(blocks[1] + ".tile_j"));
   CHECK(conv_knobs.count(blocks[1] + ".tile_k"));
   CHECK(conv_knobs.count(blocks[2] + ".vector"));
   // A convolution's input is not packed (only a matrix is).
-  CHECK(knob_named(SearchSpace(conv), blocks[1] + ".pack").choices.size() == 1);
+  CHECK(knob_named(SearchSpace(conv, testing::avx512()), blocks[1] + ".pack").choices.size() == 1);
 
-  SearchSpace softmax(parse_func(schedule::test::kSoftmaxKernel));
+  SearchSpace softmax(parse_func(schedule::test::kSoftmaxKernel), testing::avx512());
   CHECK(knob_names(softmax) ==
         std::set<std::string>{"row_max.inner", "row_max.parallel", "row_sum.inner",
                               "row_sum.parallel", "normalize.vector", "normalize.parallel"});
   // 8 x 16: too little work for threads.
   CHECK(knob_named(softmax, "row_max.parallel").choices.size() == 1);
   // 128 columns: vectors of 16, 32 and 64 lanes, or none.
-  SearchSpace chain(chain_kernel());
+  SearchSpace chain(chain_kernel(), testing::avx512());
   bool found_vector_knob = false;
   for (const Knob& knob : chain.knobs()) {
     if (!knob.name.ends_with(".vector")) continue;
@@ -325,7 +326,7 @@ TEST_CASE("every knob value of a GEMM gives a tiled kernel", "[autotune_space]")
   // Each value of each knob, the others at the default: the gemm rule must accept it
   // (the trace caches C's tile), so no value of the space is dead.
   loop::PrimFunc gemm = parse_func(schedule::test::kGemm64Kernel);
-  SearchSpace space(gemm);
+  SearchSpace space(gemm, testing::avx512());
   for (const Knob& knob : space.knobs()) {
     for (const std::vector<int64_t>& value : knob.choices) {
       Decisions point = space.default_point();
@@ -339,7 +340,7 @@ TEST_CASE("every knob value of a GEMM gives a tiled kernel", "[autotune_space]")
 }
 
 TEST_CASE("decisions outside the space are refused, naming the knob", "[autotune_space]") {
-  SearchSpace space(parse_func(schedule::test::kGemm64Kernel));
+  SearchSpace space(parse_func(schedule::test::kGemm64Kernel), testing::avx512());
   Decisions unknown = space.default_point();
   unknown["C.tile_q"] = {4};
   CHECK_FALSE(space.contains(unknown));

@@ -7,6 +7,7 @@
 #include "minic/autotune/task.h"
 #include "minic/autotune/task_scheduler.h"
 #include "minic/autotune/tuner.h"
+#include "minic/codegen/llvm.h"
 #include "minic/ir/loop/interpreter.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/runtime/compare.h"
@@ -38,8 +39,14 @@ const char* kThreeMatMuls = R"(graph g(%a: f32[32,48], %b: f32[48,32], %c: f32[4
   return %y, %z, %w
 })";
 
+// The tuner times candidates here: it tunes for this machine's CPU.
+const Target& host() {
+  static const Target target = codegen::host_target();
+  return target;
+}
+
 std::vector<Task> three_matmul_tasks() {
-  return extract_tasks(testing::graph_from_text(kThreeMatMuls), {});
+  return extract_tasks(testing::graph_from_text(kThreeMatMuls), {}, host());
 }
 
 // The outputs of `func` on random inputs (every parameter filled, then run).
@@ -113,8 +120,8 @@ TEST_CASE("a small tuning run is deterministic and its choice is correct", "[aut
   std::vector<Task> one = {tasks[2]};
   Database first;
   Database second;
-  TuneReport report = tune(one, first, small_run(6, 7));
-  tune(one, second, small_run(6, 7));
+  TuneReport report = tune(one, first, host(), small_run(6, 7));
+  tune(one, second, host(), small_run(6, 7));
   REQUIRE(first.records().size() == 6);
   REQUIRE(second.records().size() == 6);
   CHECK(report.trials == 6);
@@ -131,7 +138,7 @@ TEST_CASE("a small tuning run is deterministic and its choice is correct", "[aut
   }
 
   // The best record is the one the tuner reports.
-  std::optional<TuningRecord> best = first.best(one[0].workload_key, cpu_target());
+  std::optional<TuningRecord> best = first.best(one[0].workload_key, host());
   REQUIRE(best);
   CHECK(report.tasks[0].best_us == best->median_us);
 
@@ -164,14 +171,14 @@ TEST_CASE("a resumed run goes on from the database", "[autotune_tuner]") {
   {
     Database database;
     database.attach(path);
-    tune(one, database, small_run(4, 11));
+    tune(one, database, host(), small_run(4, 11));
   }
   Database resumed = Database::load(path);
   REQUIRE(resumed.records().size() == 4);
   resumed.attach(path);
   TuneOptions options = small_run(7, 12);
   options.resume = true;
-  TuneReport report = tune(one, resumed, options);
+  TuneReport report = tune(one, resumed, host(), options);
   CHECK(report.trials == 7);
 
   // Three more records, numbered on from the first run's, none a repeat.

@@ -61,7 +61,8 @@ class TempDatabase {
 
 // The model's one task: its kernel as lowered, and its workload key.
 autotune::Task matmul_task() {
-  std::vector<autotune::Task> tasks = autotune::extract_tasks(matmul_graph(), default_pipeline());
+  std::vector<autotune::Task> tasks =
+      autotune::extract_tasks(matmul_graph(), default_pipeline(), codegen::host_target());
   REQUIRE(tasks.size() == 1);
   return tasks[0];
 }
@@ -69,7 +70,7 @@ autotune::Task matmul_task() {
 // A schedule no rule makes: rows split by 8 with the outer loop parallel, the reduction
 // split by 4 with the inner loop unrolled.
 std::string hand_made_trace(const loop::PrimFunc& func) {
-  schedule::Trace default_trace = schedule::default_cpu_trace(func);
+  schedule::Trace default_trace = schedule::default_cpu_trace(func, codegen::host_target());
   REQUIRE_FALSE(default_trace.instructions.empty());
   const schedule::Instruction& first = default_trace.instructions[0];
   REQUIRE(first.primitive == "get_block");
@@ -92,7 +93,7 @@ autotune::TuningRecord make_record(const autotune::Task& task, const std::string
   autotune::TuningRecord record;
   record.workload_key = task.workload_key;
   record.task_name = task.name;
-  record.target = autotune::cpu_target();
+  record.target = codegen::host_target().str();
   record.trace = trace;
   record.times_us = {120.0, 100.0, 110.0};
   record.median_us = 110.0;
@@ -113,13 +114,15 @@ std::vector<Tensor> random_inputs(const Graph& graph) {
   return inputs;
 }
 
-// Compiles the MatMul with `records` (a path; empty: none), checks its output against the
-// interpreter's, and returns the compiled model.
-std::unique_ptr<CompiledModel> compile_and_check(const std::string& records) {
+// Compiles the MatMul for `target` with `records` (a path; empty: none), checks its output
+// against the interpreter's, and returns the compiled model.
+std::unique_ptr<CompiledModel> compile_and_check(const std::string& records,
+                                                 const Target& target = codegen::host_target()) {
   Graph reference = matmul_graph();
   std::vector<Tensor> inputs = random_inputs(reference);
   std::vector<Tensor> expected = interpret(reference, inputs);
   CompileOptions options;
+  options.target = target;
   options.records = records;
   std::unique_ptr<CompiledModel> model = compile_model(matmul_graph(), options);
   std::vector<Tensor> actual = model->run(inputs);
@@ -183,13 +186,25 @@ TEST_CASE("a record whose trace does not replay falls back to the default schedu
 TEST_CASE("records of another CPU or another workload are not used", "[driver_records]") {
   autotune::Task task = matmul_task();
   autotune::TuningRecord other_cpu = make_record(task, hand_made_trace(task.func));
-  other_cpu.target = "llvm-cpu some-other-cpu";
+  other_cpu.target = "llvm -mcpu=some-other-cpu";
   autotune::TuningRecord other_workload = make_record(task, hand_made_trace(task.func));
   other_workload.workload_key = "0123456789abcdef";
   TempDatabase database("others", {other_cpu, other_workload});
   std::unique_ptr<CompiledModel> model = compile_and_check(database.path());
   CHECK(model->stats().tuned_kernels == 0);
   CHECK(model->stats().failed_records == 0);
+}
+
+TEST_CASE("a record serves the target it was made for, by the target's text",
+          "[driver_records]") {
+  // Every x86-64 machine this runs on has AVX2, so x86-64-v3 code runs here.
+  const Target avx2 = codegen::cpu_target("x86-64-v3");
+  autotune::Task task = matmul_task();
+  autotune::TuningRecord record = make_record(task, hand_made_trace(task.func));
+  record.target = avx2.str();
+  TempDatabase database("avx2", {record});
+  CHECK(compile_and_check(database.path(), avx2)->stats().tuned_kernels == 1);
+  CHECK(compile_and_check(database.path())->stats().tuned_kernels == 0);
 }
 
 TEST_CASE("a missing records file is an error naming it", "[driver_records]") {

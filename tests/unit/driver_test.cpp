@@ -14,6 +14,8 @@
 #include "minic/support/error.h"
 #include "minic/support/file.h"
 
+#include "target_test_util.h"
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -59,13 +61,24 @@ std::string check_against_interpreter(const std::string& text,
 }  // namespace
 
 TEST_CASE("a MatMul tiled by the GEMM rule matches the interpreter", "[driver]") {
-  std::string kernels = check_against_interpreter(R"(graph g(%a: f32[64,48], %b: f32[48,96]) -> (%c: f32[64,96]) opset 17 {
+  const char* matmul = R"(graph g(%a: f32[64,48], %b: f32[48,96]) -> (%c: f32[64,96]) opset 17 {
   %c = MatMul(%a, %b)
   return %c
-})");
-  // The rule applied: an 8x32 accumulator tile and a packed 48x32 panel of b (flattened).
-  CHECK_THAT(kernels, Catch::Contains("alloc c_local: f32[256] local"));
-  CHECK_THAT(kernels, Catch::Contains("alloc b_global: f32[1536]"));
+})";
+  // The rule applied with the target's sizes. AVX2 (x86-64-v3, which every machine these
+  // tests run on has): a 4x16 accumulator tile and a packed 48x16 panel of b (flattened).
+  CompileOptions avx2;
+  avx2.target = testing::avx2();
+  std::string kernels = check_against_interpreter(matmul, avx2);
+  CHECK_THAT(kernels, Catch::Contains("alloc c_local: f32[64] local"));
+  CHECK_THAT(kernels, Catch::Contains("alloc b_global: f32[768]"));
+  // AVX-512 (compiled, not run: this machine may lack it): 8x32, and a 48x32 panel.
+  CompileOptions avx512;
+  avx512.target = testing::avx512();
+  std::string wide =
+      loop::print_module(compile_model(graph_from_text(matmul), avx512)->kernels());
+  CHECK_THAT(wide, Catch::Contains("alloc c_local: f32[256] local"));
+  CHECK_THAT(wide, Catch::Contains("alloc b_global: f32[1536]"));
 }
 
 TEST_CASE("a batched MatMul with a bias and Relu epilogue matches the interpreter",

@@ -3,6 +3,7 @@
 // split tails, local buffers on the stack and the heap, parallel loops on 1 and 4 threads;
 // then what it refuses and the text it emits. Course module 6.
 #include "llvm_test_util.h"
+#include "target_test_util.h"
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/visitor.h"
@@ -234,7 +235,8 @@ TEST_CASE("the backend emits LLVM IR, assembly and an object file, deterministic
   CHECK(ir == codegen::emit_llvm_text(module, {}));
   CHECK_THAT(ir, Catch::Contains("define void @add_relu_lowered(ptr"));
   CHECK_THAT(ir, Catch::Contains("<8 x float>"));
-  CHECK_THAT(ir, Catch::Contains("\"prefer-vector-width\"=\"512\""));
+  CHECK_THAT(ir, Catch::Contains(fmt::format("\"prefer-vector-width\"=\"{}\"",
+                                             codegen::host_target().cpu().vector_bytes * 8)));
   CHECK_THAT(ir, Catch::Contains("@minic_parallel_for"));
   std::string assembly = codegen::emit_asm_text(module, {});
   CHECK_THAT(assembly, Catch::Contains("add_relu_lowered:"));
@@ -244,4 +246,49 @@ TEST_CASE("the backend emits LLVM IR, assembly and an object file, deterministic
   auto compiled = codegen::compile_llvm(module, {});
   CHECK(compiled->function_names() == std::vector<std::string>{"add_relu", "add_relu_lowered"});
   CHECK(compiled->llvm_ir() == ir);
+}
+
+TEST_CASE("code is made for the target's CPU: its name, features and widest vectors",
+          "[llvm]") {
+  // Sixteen f32 lanes a store: one zmm register with AVX-512, two ymm with AVX2.
+  LoopModule module = parse_loop_module(R"(
+func @scale(X: f32[1024], Y: f32[1024]) {
+  for i in 0..64 {
+    Y[ramp(i * 16, 1, 16)] = X[ramp(i * 16, 1, 16)] * broadcast(2.0, 16)
+  }
+}
+)", "scale.mloop");
+  codegen::LlvmOptions avx512;
+  avx512.target = testing::avx512();
+  codegen::LlvmOptions avx2;
+  avx2.target = testing::avx2();
+  std::string avx512_ir = codegen::emit_llvm_text(module, avx512);
+  CHECK_THAT(avx512_ir, Catch::Contains("\"target-cpu\"=\"skylake-avx512\""));
+  CHECK_THAT(avx512_ir, Catch::Contains("+avx512f"));
+  CHECK_THAT(avx512_ir, Catch::Contains("\"prefer-vector-width\"=\"512\""));
+  std::string avx2_ir = codegen::emit_llvm_text(module, avx2);
+  CHECK_THAT(avx2_ir, Catch::Contains("\"target-cpu\"=\"x86-64-v3\""));
+  CHECK_THAT(avx2_ir, !Catch::Contains("avx512f"));
+  CHECK_THAT(avx2_ir, Catch::Contains("\"prefer-vector-width\"=\"256\""));
+
+  std::string avx512_asm = codegen::emit_asm_text(module, avx512);
+  CHECK_THAT(avx512_asm, Catch::Contains("zmm"));
+  std::string avx2_asm = codegen::emit_asm_text(module, avx2);
+  CHECK_THAT(avx2_asm, Catch::Contains("ymm"));
+  CHECK_THAT(avx2_asm, !Catch::Contains("zmm"));
+  // Compiled for AVX2, the code runs here (every x86-64 machine these tests run on has it).
+  Tensor x(DType::f32, {1024});
+  for (int64_t k = 0; k < 1024; ++k) x.values<float>()[k] = static_cast<float>(k);
+  check_compiled(module.functions[0], {x, Tensor(DType::f32, {1024})}, kCompiledTolerance, avx2);
+}
+
+TEST_CASE("the LLVM backend refuses a CUDA target, naming it", "[llvm]") {
+  LoopModule module =
+      parse_loop_module(read_file(MINIC_SOURCE_DIR "/tests/lit/loop/vectorized.mloop"),
+                        "vectorized.mloop");
+  codegen::LlvmOptions options;
+  options.target = cuda_target("sm_90a");
+  CHECK_THROWS_WITH(codegen::compile_llvm(module, options),
+                    Catch::Contains("target cuda -arch=sm_90a") &&
+                        Catch::Contains("compiles for CPUs only"));
 }

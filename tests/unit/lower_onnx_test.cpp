@@ -65,7 +65,7 @@ NodeCaseResult run_node_case(const fs::path& folder) {
     for (const Node* node : graph.nodes()) {
       loop::PrimFunc func;
       try {
-        func = lower_node(*node, graph.opset);
+        func = lower_node(*node, graph.opset, testing::avx512());
       } catch (const NoComputeRule&) {
         // A rule may refuse a form of its op (a Cast to float8): no rule for that form.
         result.lowered = false;

@@ -54,7 +54,7 @@ std::vector<loop::PrimFunc> lower_and_check(const std::string& text) {
   REQUIRE(counts.compared == static_cast<int>(graph.num_nodes()));
   std::vector<loop::PrimFunc> functions;
   for (const Node* node : graph.nodes()) {
-    functions.push_back(lower_node(*node, graph.opset));
+    functions.push_back(lower_node(*node, graph.opset, testing::avx512()));
     CHECK(region_problem(functions.back()).empty());
   }
   return functions;
@@ -138,12 +138,13 @@ graph g(%x: f32[4]) -> (%y: f8e4m3fn[4]) opset 17 {
   infer_shapes(graph);
   CHECK(has_compute_rule("Relu"));
   const Node* cast = graph.nodes()[1];
-  CHECK_THROWS_WITH(lower_node(*cast, graph.opset),
+  CHECK_THROWS_WITH(lower_node(*cast, graph.opset, testing::avx512()),
                     Catch::Contains("no compute rule for op Cast (node 'layer/cast')"));
-  CHECK_THROWS_AS(lower_node(*cast, graph.opset), NoComputeRule);
-  CHECK_THROWS_WITH(lower_graph(graph), Catch::Contains("no compute rule for op Cast"));
+  CHECK_THROWS_AS(lower_node(*cast, graph.opset, testing::avx512()), NoComputeRule);
+  CHECK_THROWS_WITH(lower_graph(graph, testing::avx512()),
+                    Catch::Contains("no compute rule for op Cast"));
   std::vector<const Node*> skipped;
-  loop::LoopModule module = lower_graph(graph, &skipped);
+  loop::LoopModule module = lower_graph(graph, testing::avx512(), &skipped);
   REQUIRE(skipped.size() == 1);
   CHECK(skipped[0] == cast);
   REQUIRE(module.functions.size() == 1);
@@ -163,10 +164,11 @@ graph g(%x: f32[1,1,4,4]) -> (%y: f32[1,1,2,2], %i: i64[1,1,2,2], %q: f8e4m3fn[1
   infer_shapes(graph);
   for (const Node* node : graph.nodes()) {
     CHECK(can_lower(*node));  // the ops have rules ...
-    CHECK_THROWS_AS(lower_node(*node, graph.opset), NoComputeRule);  // ... not these forms
+    // ... not these forms
+    CHECK_THROWS_AS(lower_node(*node, graph.opset, testing::avx512()), NoComputeRule);
   }
   std::vector<const Node*> skipped;
-  CHECK(lower_graph(graph, &skipped).functions.empty());
+  CHECK(lower_graph(graph, testing::avx512(), &skipped).functions.empty());
   CHECK(skipped.size() == 2);
 }
 
@@ -180,7 +182,7 @@ graph g(%x: f32[4]) -> (%y: f32[4]) opset 17 {
 }
 )");
   infer_shapes(graph);
-  loop::LoopModule module = lower_graph(graph);
+  loop::LoopModule module = lower_graph(graph, testing::avx512());
   REQUIRE(module.functions.size() == 3);
   CHECK(module.functions[0].name == "k_0_relu");
   CHECK(module.functions[1].name == "k_0_relu_1");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "loop_test_util.h"
+#include "target_test_util.h"
 
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/interpreter.h"
@@ -165,7 +166,7 @@ inline ModelCounts check_kernels(const Graph& graph, const std::string& model,
   for (const Node* node : graph.nodes()) {
     std::string where = model + ", " + node->describe();
     try {
-      loop::PrimFunc func = lower_node(*node, graph.opset);
+      loop::PrimFunc func = lower_node(*node, graph.opset, testing::avx512());
       loop::verify_func(func);
       std::string problem = round_trip_problem(func);
       if (problem.empty()) problem = region_problem(func);

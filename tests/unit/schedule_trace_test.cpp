@@ -8,6 +8,7 @@
 #include "minic/schedule/rules.h"
 #include "minic/support/error.h"
 #include "schedule_kernels.h"
+#include "target_test_util.h"
 
 #include <catch2/catch.hpp>
 
@@ -173,7 +174,7 @@ TEST_CASE("traces of every primitive replay to the same IR", "[schedule_trace]")
   // reverse_compute_at, cache_read, compute_at, decompose_reduction, unroll, vectorize,
   // parallel.
   loop::PrimFunc gemm = kernel(test::kGemmKernel);
-  Trace gemm_trace = default_cpu_trace(gemm);
+  Trace gemm_trace = default_cpu_trace(gemm, testing::avx512());
   std::string gemm_text = print_trace(gemm_trace);
   for (const char* primitive : {"cache_write", "split", "reorder", "reverse_compute_at",
                                 "cache_read", "compute_at", "decompose_reduction", "unroll",

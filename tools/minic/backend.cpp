@@ -58,6 +58,7 @@ PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : optio
     graph_ = std::move(graph);
   } else {
     CompileOptions compile_options;
+    compile_options.target = options.target;
     compile_options.graph_passes = options.passes;
     compile_options.threads = options.threads;
     compile_options.records = options.records;

@@ -14,6 +14,7 @@
 // linearly between the sorted samples (numpy's default), so p50 equals the median.
 #include "backend.h"
 #include "commands.h"
+#include "common_options.h"
 #include "graph_input.h"
 #include "run_inputs.h"
 
@@ -44,13 +45,10 @@ namespace {
 struct BenchOptions {
   std::string model;
   std::string backend = "llvm";
-  std::string passes = "default";
-  std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
-  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
+  CommonOptions common;             // --passes, --threads, --records, --input-shape, --target
+  std::vector<std::string> inputs;  // "NAME=PATH" or "PATH"
   int warmup = 2;
   int repeat = 10;
-  int threads = 0;  // 0: every core
-  std::string records;  // a tuning database (llvm)
   uint64_t seed = 0;
   std::string json_file;
 };
@@ -104,13 +102,14 @@ double peak_rss_mb() {
 // The number of threads the backend runs on, and a note for the configuration table.
 int threads_used(const BenchOptions& options) {
   if (options.backend == "interp") return 1;
-  return options.threads > 0 ? options.threads
-                             : static_cast<int>(std::thread::hardware_concurrency());
+  return options.common.threads > 0 ? options.common.threads
+                                    : static_cast<int>(std::thread::hardware_concurrency());
 }
 
 std::string threads_note(const BenchOptions& options) {
   if (options.backend == "interp") return "1 (the interpreter is single-threaded)";
-  return fmt::format("{}{}", threads_used(options), options.threads == 0 ? " (every core)" : "");
+  return fmt::format("{}{}", threads_used(options),
+                     options.common.threads == 0 ? " (every core)" : "");
 }
 
 void check_options(const BenchOptions& options) {
@@ -123,27 +122,30 @@ void check_options(const BenchOptions& options) {
   }
   if (options.warmup < 0) fail("--warmup {}: must be 0 or more", options.warmup);
   if (options.repeat < 1) fail("--repeat {}: must be 1 or more", options.repeat);
-  if (options.threads < 0) fail("--threads {}: must be 0 (every core) or more", options.threads);
+  if (options.common.threads < 0) {
+    fail("--threads {}: must be 0 (every core) or more", options.common.threads);
+  }
   if (is_compiled_model_dir(options.model)) {
-    check_no_records_for_compiled_dir(options.records, options.model);
+    check_no_records_for_compiled_dir(options.common.records, options.model);
   }
 }
 
-nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& graph,
+nlohmann::ordered_json bench_json(const BenchOptions& options, const PreparedModel& model,
                                   double import_ms, double passes_ms,
                                   const std::vector<double>& samples, const LatencyStats& stats,
                                   double rss_mb) {
   nlohmann::ordered_json json;
   json["model"] = options.model;
   json["backend"] = options.backend;
-  json["passes"] = options.passes;
+  json["passes"] = options.common.passes;
   json["threads"] = threads_used(options);
   json["warmup"] = options.warmup;
   json["repeat"] = options.repeat;
   json["seed"] = options.seed;
-  if (!options.records.empty()) json["records"] = options.records;
+  if (model.compiled()) json["target"] = model.compiled()->target().str();
+  if (!options.common.records.empty()) json["records"] = options.common.records;
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
-  for (const Value* input : graph.inputs()) {
+  for (const Value* input : model.graph().inputs()) {
     inputs.push_back({{"name", input->name}, {"type", type_string(input->type)}});
   }
   json["inputs"] = inputs;
@@ -185,14 +187,14 @@ BenchModel prepare_bench_model(const BenchOptions& options) {
     import_options.known_inputs[name] = read_tensor_file(path);
   }
   double read_ms = milliseconds_since(read_start);
-  import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
+  import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
   check_inputs_are_sized(summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
-  std::vector<std::string> passes = parse_pass_list(options.passes);
+  std::vector<std::string> passes = parse_pass_list(options.common.passes);
   bench.num_passes = passes.size();
   if (compiled_dir) {
     // Loading the compiled kernels; the import and passes inside count as compile time.
-    bench.model = std::make_unique<PreparedModel>(options.model, options.threads);
+    bench.model = std::make_unique<PreparedModel>(options.model, options.common.threads);
     bench.passes_ms = bench.model->compile_ms();
     bench.given_inputs = std::move(import_options.known_inputs);
     return bench;
@@ -202,7 +204,9 @@ BenchModel prepare_bench_model(const BenchOptions& options) {
   bench.given_inputs = std::move(import_options.known_inputs);
   auto prepare_start = std::chrono::steady_clock::now();
   bench.model = std::make_unique<PreparedModel>(
-      std::move(graph), BackendOptions{options.backend, passes, options.threads, options.records});
+      std::move(graph),
+      BackendOptions{options.backend, passes, options.common.threads, options.common.records,
+                     options.common.parsed_target()});
   bench.passes_ms = milliseconds_since(prepare_start);
   return bench;
 }
@@ -239,8 +243,9 @@ void print_bench(const BenchOptions& options, const BenchModel& bench,
   fmt::print("bench {}\n", options.model);
   fmt::print("  backend  {}\n", model.describe());
   if (!model.describe_records().empty()) fmt::print("  {}\n", model.describe_records());
-  fmt::print("  passes   {} ({} passes)\n", options.passes, bench.num_passes);
+  fmt::print("  passes   {} ({} passes)\n", options.common.passes, bench.num_passes);
   fmt::print("  threads  {}\n", threads_note(options));
+  if (model.compiled()) fmt::print("  target   {}\n", model.compiled()->target().str());
   fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
              options.seed);
   for (const Value* input : model.graph().inputs()) {
@@ -266,7 +271,7 @@ int bench_model(const BenchOptions& options) {
   double rss_mb = peak_rss_mb();
   print_bench(options, bench, stats, rss_mb);
   if (!options.json_file.empty()) {
-    nlohmann::ordered_json json = bench_json(options, bench.model->graph(), bench.import_ms,
+    nlohmann::ordered_json json = bench_json(options, *bench.model, bench.import_ms,
                                              bench.passes_ms, samples, stats, rss_mb);
     write_file(options.json_file, json.dump(2) + "\n");
     fmt::print("wrote {}\n", options.json_file);
@@ -287,29 +292,17 @@ Command add_bench_command(CLI::App& app) {
                    "interpreter)")
       ->capture_default_str()
       ->check(CLI::IsMember(kBackends));
-  command->add_option("--passes", options->passes,
-                      "Graph passes to run before timing: 'default', 'none' or a "
-                      "comma-separated list (their time counts as compile time)")
-      ->capture_default_str();
-  command->add_option("--records", options->records,
-                      "A tuning database (from `minic tune`): kernels with a record get its "
-                      "schedule, the others the default one (llvm)");
   command->add_option("--warmup", options->warmup, "Untimed runs before the timed ones")
       ->capture_default_str();
   command->add_option("--repeat", options->repeat, "Timed runs")->capture_default_str();
-  command->add_option("--threads", options->threads,
-                      "Threads for parallel loops (llvm); 0: every core")
-      ->capture_default_str();
   command
       ->add_option("--input", options->inputs,
                    "An input from a .npy or TensorProto .pb file: NAME=PATH, or PATH for the "
                    "next input not named (repeatable); the others are random")
       ->allow_extra_args(false);
-  command
-      ->add_option("--input-shape", options->input_shapes,
-                   "The shape of an input with symbolic dimensions: NAME=1x3x224x224 "
-                   "(repeatable)")
-      ->allow_extra_args(false);
+  add_common_options(command, options->common,
+                     {CommonOption::passes, CommonOption::threads, CommonOption::records,
+                      CommonOption::input_shape, CommonOption::target});
   command->add_option("--seed", options->seed, "Seed for the random inputs")
       ->capture_default_str();
   command->add_option("--json", options->json_file,

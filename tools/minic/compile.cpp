@@ -1,14 +1,16 @@
 // `minic compile MODEL.onnx -o OUT_DIR`: ahead-of-time compilation. Course module 8.
 //
 // Compiles the model as `minic run` does (graph passes, lowering, default schedules, loop
-// passes, LLVM at O3) and writes the kernels into OUT_DIR as an object file, a shared
-// library and a C header, beside a copy of the model and a manifest
+// passes, LLVM at O3), for this machine's CPU or the one --target names, and writes the
+// kernels into OUT_DIR as an object file, a shared library and a C header, beside a copy
+// of the model and a manifest
 // (include/minic/driver/compile.h, save_compiled_model). `minic run OUT_DIR` and
 // `minic bench OUT_DIR` then load the kernels instead of generating them again. With
 // --records, kernels with a tuning record get its schedule, and the directory keeps a copy
 // of the records.
 #include "backend.h"
 #include "commands.h"
+#include "common_options.h"
 #include "graph_input.h"
 
 #include "minic/driver/compile.h"
@@ -25,31 +27,31 @@ namespace {
 struct CompileCommandOptions {
   std::string model;
   std::string output;
-  std::string passes = "default";
-  std::string records;  // a tuning database
+  CommonOptions common;  // --passes, --records, --target
 };
 
 int run_compile(const CompileCommandOptions& options) {
   auto start = std::chrono::steady_clock::now();
   CompileOptions compile_options;
-  compile_options.graph_passes = parse_pass_list(options.passes);
-  compile_options.records = options.records;
+  compile_options.target = options.common.parsed_target();
+  compile_options.graph_passes = parse_pass_list(options.common.passes);
+  compile_options.records = options.common.records;
   std::unique_ptr<CompiledModel> model = compile_model(import_onnx(options.model), compile_options);
   save_compiled_model(*model, options.model, options.output, compile_options);
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const CompileStats& stats = model->stats();
-  fmt::print("compiled {} in {:.0f} ms: {} kernels ({} compiled{}{})\n", options.model, ms,
-             stats.kernels, stats.compiled_kernels,
+  fmt::print("compiled {} for {} in {:.0f} ms: {} kernels ({} compiled{}{})\n", options.model,
+             compile_options.target.str(), ms, stats.kernels, stats.compiled_kernels,
              stats.reference_ops.empty() ? "" : ", reference kernels for ",
              fmt::join(stats.reference_ops, ", "));
-  if (!options.records.empty()) fmt::print("{}\n", records_summary(stats));
+  if (!options.common.records.empty()) fmt::print("{}\n", records_summary(stats));
   fmt::print("wrote {}: model.onnx, kernels.o, libminic_kernels.so, kernels.h, minic_runtime.c, "
              "minic_model.json{}{}\n",
              options.output,
              stats.reference_ops.empty() ? ", model.h, model.c, weights.bin"
                                          : " (no model.h: reference kernels are not C code)",
-             options.records.empty() ? "" : ", records.jsonl");
+             options.common.records.empty() ? "" : ", records.jsonl");
   return 0;
 }
 
@@ -61,12 +63,8 @@ Command add_compile_command(CLI::App& app) {
       "compile", "Compile a model ahead of time into a directory of kernels (a shared library)");
   sub->add_option("model", options->model, "The ONNX model file")->required();
   sub->add_option("-o,--output", options->output, "The directory to write")->required();
-  sub->add_option("--passes", options->passes,
-                  "Graph passes: 'default', 'none' or a comma-separated list")
-      ->capture_default_str();
-  sub->add_option("--records", options->records,
-                  "A tuning database (from `minic tune`): kernels with a record get its "
-                  "schedule, the others the default one; copied into the directory");
+  add_common_options(sub, options->common,
+                     {CommonOption::passes, CommonOption::records, CommonOption::target});
   sub->footer("Run or time the result with `minic run OUT_DIR` and `minic bench OUT_DIR`.");
   return {sub, [options] { return run_compile(*options); }};
 }

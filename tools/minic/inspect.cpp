@@ -12,6 +12,7 @@
 // the number of nodes left at the top level of the graph: each fused node and each plain
 // node is one kernel the compiled model launches (a Reshape too).
 #include "commands.h"
+#include "common_options.h"
 #include "run_inputs.h"
 
 #include "minic/frontend/onnx.h"
@@ -34,7 +35,7 @@ struct InspectOptions {
   std::string model;
   bool json = false;
   bool optimized = false;
-  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224", for --optimized
+  CommonOptions common;  // --input-shape, for --optimized
 };
 
 // The model after the default pipeline: how often each op runs, and in how many kernels.
@@ -56,7 +57,7 @@ void count_ops(const Graph& graph, std::map<std::string, int>& counts) {
 
 OptimizedSummary optimize(const InspectOptions& options, const OnnxModelSummary& summary) {
   OnnxImportOptions import_options;
-  import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
+  import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
   Graph graph = import_onnx(options.model, import_options);
   run_passes(graph, default_pipeline());
   OptimizedSummary optimized;
@@ -173,9 +174,7 @@ Command add_inspect_command(CLI::App& app) {
   command->add_flag("--optimized", options->optimized,
                     "Import the model, run the default passes, and count the ops and kernels "
                     "of the result");
-  command->add_option("--input-shape", options->input_shapes,
-                      "With --optimized: size of an input with symbolic dimensions: "
-                      "NAME=1x3x224x224");
+  add_common_options(command, options->common, {CommonOption::input_shape});
   return {command, [options] {
             OnnxModelSummary summary = summarize_onnx(options->model);
             std::optional<OptimizedSummary> optimized;

@@ -16,12 +16,13 @@
 //
 // `--emit scheduled|llvm|asm` (course modules 4 and 6) compiles the optimised graph as
 // `minic run` does (include/minic/driver/compile.h) and prints every compiled kernel after
-// its default schedule and the loop passes (loop IR), as optimised LLVM IR, or as the
-// host's assembly. The loop passes are the default loop pipeline unless --loop-passes
+// its default schedule and the loop passes (loop IR), as optimised LLVM IR, or as
+// assembly: all for this machine's CPU or the one --target names. The loop passes are the default loop pipeline unless --loop-passes
 // names others.
 //
 // The pass flags apply to every pass that runs: the graph passes, then the loop passes.
 #include "commands.h"
+#include "common_options.h"
 #include "graph_input.h"
 #include "pass_flags.h"
 
@@ -44,8 +45,7 @@ namespace {
 
 struct OptOptions {
   std::string input;
-  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
-  std::string passes = "default";         // "default", "none", or "a,b,c"
+  CommonOptions common;  // --input-shape, --passes, --target
   // Loop passes: "default", "none" or "a,b,c"; unset, none after lowering (--emit loops)
   // and the default loop pipeline after scheduling (--emit scheduled|llvm|asm).
   std::optional<std::string> loop_passes;
@@ -70,9 +70,10 @@ void print_pass_list() {
 
 // --emit loops: every kernel lowered, then the loop passes of --loop-passes (none unless
 // asked for).
-std::string lowered_kernels(const Graph& graph, const OptOptions& options) {
+std::string lowered_kernels(const Graph& graph, const Target& target,
+                            const OptOptions& options) {
   std::vector<const Node*> skipped;
-  loop::LoopModule kernels = lower_graph(graph, &skipped);
+  loop::LoopModule kernels = lower_graph(graph, target, &skipped);
   for (const Node* node : skipped) {
     fmt::print(stderr, "note: {} is not lowered: an op of it has no compute rule\n",
                node->describe());
@@ -84,8 +85,9 @@ std::string lowered_kernels(const Graph& graph, const OptOptions& options) {
 
 // --emit scheduled|llvm|asm: the graph compiled as `minic run` compiles it, the loop passes
 // (the default loop pipeline unless --loop-passes says otherwise) under the pass flags.
-std::string compiled_kernels(Graph graph, const OptOptions& options) {
+std::string compiled_kernels(Graph graph, const Target& target, const OptOptions& options) {
   CompileOptions compile_options;
+  compile_options.target = target;
   compile_options.graph_passes = {};  // run already
   compile_options.loop_passes = parse_loop_pass_list(options.loop_passes.value_or("default"));
   compile_options.loop_pass_options = loop_pass_options(options.pass_flags);
@@ -107,14 +109,17 @@ int run_opt(const OptOptions& options) {
   if (options.loop_passes && options.emit == "graph") {
     fail("--loop-passes needs --emit loops, scheduled, llvm or asm");
   }
-  Graph graph = read_graph_file(options.input, options.input_shapes);
-  run_passes(graph, parse_pass_list(options.passes), graph_pass_options(options.pass_flags));
+  Graph graph = read_graph_file(options.input, options.common.input_shapes);
+  const Target target = options.common.parsed_target();
+  if (options.emit != "graph") require_cpu_target(target, "opt --emit " + options.emit);
+  run_passes(graph, parse_pass_list(options.common.passes),
+             graph_pass_options(options.pass_flags));
 
   std::string text;
   if (options.emit == "loops") {
-    text = lowered_kernels(graph, options);
+    text = lowered_kernels(graph, target, options);
   } else if (options.emit != "graph") {
-    text = compiled_kernels(std::move(graph), options);
+    text = compiled_kernels(std::move(graph), target, options);
   } else {
     GraphPrintOptions print_options;
     print_options.elide_large_constants = options.elide_constants;
@@ -135,10 +140,8 @@ Command add_opt_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "opt", "Run graph passes on an ONNX model or a .mgraph file and print the graph IR");
   sub->add_option("input", options->input, "MODEL.onnx or FILE.mgraph");
-  sub->add_option("--input-shape", options->input_shapes,
-                  "Size of an input with symbolic dimensions: NAME=1x3x224x224");
-  sub->add_option("--passes", options->passes,
-                  "Passes to run, comma-separated; 'default' (the default pipeline) or 'none'");
+  add_common_options(sub, options->common,
+                     {CommonOption::input_shape, CommonOption::passes, CommonOption::target});
   sub->add_option("--loop-passes", options->loop_passes,
                   "Loop passes to run on the kernels, comma-separated, 'default' or 'none': "
                   "with --emit loops after lowering (default none), otherwise after the "

@@ -9,6 +9,7 @@
 // compare them with --compare. Exit 1 if a comparison fails.
 #include "commands.h"
 #include "backend.h"
+#include "common_options.h"
 #include "graph_input.h"
 #include "run_inputs.h"
 
@@ -32,13 +33,11 @@ namespace {
 struct RunOptions {
   std::string model;
   std::string backend = "llvm";
-  std::string passes;                     // graph passes: "none", "default", "a,b"; empty:
-                                          // the backend's choice (passes_for)
-  int threads = 0;                        // 0: every core
-  std::string records;                    // a tuning database (llvm)
+  // --passes (empty: the backend's choice, passes_for), --threads, --records (llvm),
+  // --input-shape, --target.
+  CommonOptions common;
   bool profile = false;
   std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
-  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
   std::string fill = "random";            // "random", "zeros" or "ones"
   uint64_t seed = 0;
   std::string output_dir;
@@ -52,7 +51,7 @@ constexpr int kValuesShown = 6;
 // default pipeline (its fusion decides the kernels); the interpreter runs the model as
 // imported.
 std::vector<std::string> passes_for(const RunOptions& options) {
-  if (!options.passes.empty()) return parse_pass_list(options.passes);
+  if (!options.common.passes.empty()) return parse_pass_list(options.common.passes);
   return parse_pass_list(options.backend == "interp" ? "none" : "default");
 }
 
@@ -106,17 +105,18 @@ int run_model(const RunOptions& options) {
   for (const auto& [name, path] : bind_input_files(options.inputs, summary.inputs)) {
     import_options.known_inputs[name] = read_tensor_file(path);
   }
-  import_options.input_shapes = parse_input_shapes(options.input_shapes, summary.inputs);
+  import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
   check_inputs_are_sized(summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
   std::unique_ptr<PreparedModel> prepared;
   if (compiled_dir) {
-    check_no_records_for_compiled_dir(options.records, options.model);
-    prepared = std::make_unique<PreparedModel>(options.model, options.threads);
+    check_no_records_for_compiled_dir(options.common.records, options.model);
+    prepared = std::make_unique<PreparedModel>(options.model, options.common.threads);
   } else {
     prepared = std::make_unique<PreparedModel>(
         import_onnx(onnx_file, import_options),
-        BackendOptions{options.backend, passes_for(options), options.threads, options.records});
+        BackendOptions{options.backend, passes_for(options), options.common.threads,
+                       options.common.records, options.common.parsed_target()});
   }
   PreparedModel& model = *prepared;
   const Graph& graph = model.graph();
@@ -184,12 +184,6 @@ Command add_run_command(CLI::App& app) {
                    "interpreter)")
       ->capture_default_str()
       ->check(CLI::IsMember(kBackends));
-  command->add_option("--threads", options->threads,
-                      "Threads for parallel loops (llvm); 0: every core")
-      ->capture_default_str();
-  command->add_option("--records", options->records,
-                      "A tuning database (from `minic tune`): kernels with a record get its "
-                      "schedule, the others the default one (llvm)");
   command->add_flag("--profile", options->profile,
                     "Print the time of every kernel of the run (llvm)");
   command
@@ -197,20 +191,16 @@ Command add_run_command(CLI::App& app) {
                    "An input from a .npy or TensorProto .pb file: NAME=PATH, or PATH for the "
                    "next input not named (repeatable)")
       ->allow_extra_args(false);
-  command
-      ->add_option("--input-shape", options->input_shapes,
-                   "The shape of an input with symbolic dimensions: NAME=1x3x224x224 "
-                   "(repeatable)")
-      ->allow_extra_args(false);
+  options->common.passes = "";  // the backend's choice
+  add_common_options(command, options->common,
+                     {CommonOption::passes, CommonOption::threads, CommonOption::records,
+                      CommonOption::input_shape, CommonOption::target});
   command
       ->add_option("--fill", options->fill,
                    "How to fill inputs not given: random (uniform in [-1,1) for floats, 0..2 "
                    "for integers, false/true for bool), zeros or ones")
       ->capture_default_str()
       ->check(CLI::IsMember({"random", "zeros", "ones"}));
-  command->add_option("--passes", options->passes,
-                      "Graph passes to run first: 'none', 'default', or a comma-separated list "
-                      "(default: 'default' for llvm, 'none' for interp)");
   command->add_option("--seed", options->seed, "Seed for --fill random")->capture_default_str();
   command->add_option("--output-dir", options->output_dir,
                       "Write the outputs to DIR/output_K.npy, in graph-output order");

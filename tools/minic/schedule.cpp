@@ -1,10 +1,12 @@
-// `minic schedule FILE.mloop [--trace FILE.trace] [--passes a,b] [--emit mloop|c|trace]`:
-// applies a schedule trace and loop passes to a loop IR module and prints the result.
-// Course modules 3 and 4.
+// `minic schedule FILE.mloop [--trace FILE.trace | --default [--target T]] [--passes a,b]
+// [--emit mloop|c|trace]`: applies a schedule trace and loop passes to a loop IR module and
+// prints the result. Course modules 3 and 4.
 //
 // Parses a loop IR module (include/minic/ir/loop/parser.h). With `--trace`, replays the
 // trace (include/minic/schedule/trace.h) on one function of the module: the only one, or
-// the one `--func` names; `--print-after-step` prints, on stderr, each instruction and the
+// the one `--func` names; with `--default`, the trace of the default CPU schedule for the
+// target (include/minic/schedule/rules.h), so that `--emit trace` shows what the default
+// rules do for a CPU. `--print-after-step` prints, on stderr, each instruction and the
 // function after it (an observer on the Schedule). With `--passes`, runs loop passes by
 // name (include/minic/passes/pass_manager.h) on every function, after the trace, under the
 // pass manager's flags (pass_flags.h: --print-ir-after, --print-ir-after-change,
@@ -15,12 +17,14 @@
 // line, the primitive and the reason.
 #include "commands.h"
 
+#include "common_options.h"
 #include "pass_flags.h"
 
 #include "minic/ir/loop/c_printer.h"
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/schedule/rules.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
 #include "minic/support/file.h"
@@ -35,6 +39,8 @@ namespace {
 struct ScheduleOptions {
   std::string input;
   std::string trace;
+  bool default_schedule = false;
+  CommonOptions common;  // --target, for --default
   std::string func;
   std::string passes;
   PassFlags pass_flags;
@@ -60,7 +66,17 @@ loop::PrimFunc& select_function(loop::LoopModule& module, const ScheduleOptions&
 // Replays the trace on the selected function; returns the trace as applied.
 schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& options) {
   loop::PrimFunc& func = select_function(module, options);
-  schedule::Trace trace = schedule::parse_trace(read_file(options.trace), options.trace);
+  if (options.default_schedule && !options.trace.empty()) {
+    fail("--trace and --default each give the schedule: choose one");
+  }
+  schedule::Trace trace;
+  if (options.default_schedule) {
+    Target target = options.common.parsed_target();
+    require_cpu_target(target, "schedule --default");
+    trace = schedule::default_cpu_trace(func, target);
+  } else {
+    trace = schedule::parse_trace(read_file(options.trace), options.trace);
+  }
   schedule::Schedule sch(func);
   if (options.print_after_step) {
     int step = 0;
@@ -73,7 +89,8 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
     try {
       sch.apply(trace.instructions[i]);
     } catch (const Error& error) {
-      fail("{}: instruction {} `{}`: {}", options.trace, i + 1,
+      fail("{}: instruction {} `{}`: {}",
+           options.default_schedule ? "the default schedule" : options.trace, i + 1,
            schedule::print_instruction(trace.instructions[i]), error.what());
     }
   }
@@ -82,12 +99,12 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
 }
 
 int run_schedule(const ScheduleOptions& options) {
-  if (options.print_after_step && options.trace.empty()) {
-    fail("--print-after-step needs a trace to replay (--trace FILE.trace)");
+  if (options.print_after_step && options.trace.empty() && !options.default_schedule) {
+    fail("--print-after-step needs a schedule to replay (--trace FILE.trace or --default)");
   }
   loop::LoopModule module = loop::parse_loop_module(read_file(options.input), options.input);
   schedule::Trace applied;
-  if (!options.trace.empty()) applied = apply_trace(module, options);
+  if (!options.trace.empty() || options.default_schedule) applied = apply_trace(module, options);
   if (!options.passes.empty()) {
     run_passes(module, parse_loop_pass_list(options.passes),
                loop_pass_options(options.pass_flags));
@@ -129,6 +146,9 @@ Command add_schedule_command(CLI::App& app) {
       fmt::join(schedule::primitive_names(), ", "), loop_pass_list()));
   sub->add_option("input", options->input, "FILE.mloop")->required();
   sub->add_option("--trace", options->trace, "A schedule trace to replay (FILE.trace)");
+  sub->add_flag("--default", options->default_schedule,
+                "Apply the default CPU schedule for --target instead of a trace");
+  add_common_options(sub, options->common, {CommonOption::target});
   sub->add_option("--func", options->func,
                   "The function the trace applies to (needed when the module has several)");
   sub->add_option("--passes", options->passes,
@@ -136,7 +156,8 @@ Command add_schedule_command(CLI::App& app) {
                   "default loop pipeline)");
   add_pass_flags(*sub, options->pass_flags);
   sub->add_flag("--print-after-step", options->print_after_step,
-                "With --trace: print (on stderr) each instruction and the function after it");
+                "With --trace or --default: print (on stderr) each instruction and the "
+                "function after it");
   sub->add_option("--emit", options->emit,
                   "What to print: 'mloop' (the default), 'c', or 'trace' (the trace replayed)")
       ->check(CLI::IsMember({"mloop", "c", "trace"}));

@@ -1,17 +1,19 @@
 // `minic tune MODEL -o DB.jsonl`: search for faster schedules, and keep them. Course module 5.
 //
 //   minic tune MODEL -o DB.jsonl [--trials N] [--budget 10m] [--resume] [--seed N]
-//                    [--threads N] [--per-round N] [--cost-model xgboost|random]
-//                    [--warm-cache] [--plot FILE.png]
+//                    [--threads N] [--target T] [--per-round N]
+//                    [--cost-model xgboost|random] [--warm-cache] [--plot FILE.png]
 //   minic tune -o DB.jsonl --plot FILE.png        (no model: draws an existing database)
 //
-// Extracts the model's tasks (include/minic/autotune/task.h), runs the tuner
+// Extracts the model's tasks (include/minic/autotune/task.h) for the target (this
+// machine's CPU, or a CPU --target names that this machine runs), runs the tuner
 // (include/minic/autotune/tuner.h) and appends every measurement to DB.jsonl as it is
-// made. Prints a line per round and a table of tasks at the end. `minic compile|run|bench
-// MODEL --records DB.jsonl` then use the best record of each kernel. --plot draws the
-// tuning curve (best latency against trials, one line per task) with matplotlib
-// (scripts/plot_tuning.py).
+// made, keyed by the target's text. Prints a line per round and a table of tasks at the
+// end. `minic compile|run|bench MODEL --records DB.jsonl` then use the best record of each
+// kernel. --plot draws the tuning curve (best latency against trials, one line per task)
+// with matplotlib (scripts/plot_tuning.py).
 #include "commands.h"
+#include "common_options.h"
 #include "graph_input.h"
 
 #include "minic/autotune/database.h"
@@ -38,7 +40,7 @@ struct TuneCommandOptions {
   std::string budget;
   bool resume = false;
   uint64_t seed = 1;
-  int threads = 1;
+  CommonOptions common;  // --threads (1 unless given), --target
   int per_round = 8;
   std::string cost_model = "xgboost";
   std::string plot;
@@ -113,13 +115,15 @@ int run_tune(const TuneCommandOptions& options) {
   tune_options.seed = options.seed;
   tune_options.per_round = options.per_round;
   tune_options.cost_model = options.cost_model;
-  tune_options.measure.threads = options.threads;
+  tune_options.measure.threads = options.common.threads;
   tune_options.measure.flush_cache = !options.warm_cache;
   if (options.trials < 1) fail("--trials must be at least 1");
   if (options.per_round < 1) fail("--per-round must be at least 1");
 
+  const Target target = options.common.parsed_target();
+  require_cpu_target(target, "tune");
   std::vector<autotune::Task> tasks =
-      autotune::extract_tasks(import_onnx(options.model), default_pipeline());
+      autotune::extract_tasks(import_onnx(options.model), default_pipeline(), target);
   if (!options.resume && std::filesystem::exists(options.output)) {
     fail("{} exists: pass --resume to go on from it, or choose another file", options.output);
   }
@@ -129,14 +133,14 @@ int run_tune(const TuneCommandOptions& options) {
   database.attach(options.output);
   int kernels = 0;
   for (const autotune::Task& task : tasks) kernels += task.weight;
-  fmt::print("tuning {}: {} tasks ({} kernels), {} trials{}, cost model {}, seed {}\n",
-             options.model, tasks.size(), kernels, options.trials,
+  fmt::print("tuning {} for {}: {} tasks ({} kernels), {} trials{}, cost model {}, seed {}\n",
+             options.model, target.str(), tasks.size(), kernels, options.trials,
              options.budget.empty() ? "" : fmt::format(" or {}", options.budget),
              options.cost_model, options.seed);
   std::fflush(stdout);
 
   autotune::TuneReport report = autotune::tune(
-      tasks, database, tune_options, [&](const autotune::RoundReport& round) {
+      tasks, database, target, tune_options, [&](const autotune::RoundReport& round) {
         const autotune::Task& task = tasks[round.task_index];
         fmt::print("round {:>3}  task {}/{} {:<24} trials {:>4}/{}  best {:>10.1f} us "
                    "{:>7.1f} GFLOP/s  elapsed {}  eta {}\n",
@@ -165,8 +169,8 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("--budget", options->budget, "Stop after this long (90s, 10m, 1h)");
   sub->add_flag("--resume", options->resume, "Go on from the records already in the database");
   sub->add_option("--seed", options->seed, "Seed of every random choice")->capture_default_str();
-  sub->add_option("--threads", options->threads, "Threads the measured kernels run on")
-      ->capture_default_str();
+  options->common.threads = 1;
+  add_common_options(sub, options->common, {CommonOption::threads, CommonOption::target});
   sub->add_option("--per-round", options->per_round, "Candidates measured per round")
       ->capture_default_str();
   sub->add_option("--cost-model", options->cost_model, "xgboost or random")

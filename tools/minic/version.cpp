@@ -3,9 +3,11 @@
 //
 // The versions of minic, LLVM and the CUDA toolkit are fixed at build time (compile
 // definitions from CMakeLists.txt); the CUDA driver is looked for now, with dlopen, so
-// the same binary says "compile-only" on a machine without a GPU.
+// the same binary says "compile-only" on a machine without a GPU. Last, the host target:
+// what code is compiled for without --target (include/minic/target/target.h).
 #include "commands.h"
 
+#include "minic/codegen/llvm.h"
 #include "minic/runtime/cuda_driver.h"
 
 #include <fmt/format.h>
@@ -22,6 +24,7 @@ std::string version_text() {
   } else {
     text += "CUDA driver: not found (compile-only)";
   }
+  text += "\nhost target: " + codegen::host_target().describe();
   return text;
 }
 

@@ -11,6 +11,7 @@
 // `-o FILE.dot` writes the DOT text, `-o -` prints it; `-o FILE.svg` pipes it through
 // Graphviz's `dot -Tsvg`, which must be on PATH.
 #include "commands.h"
+#include "common_options.h"
 #include "graph_input.h"
 #include "run_inputs.h"
 
@@ -33,19 +34,18 @@ namespace {
 
 struct VizOptions {
   std::string input;
-  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
+  CommonOptions common;                   // --input-shape; --passes: empty, the stage decides
   std::string stage;                      // "onnx", "optimized", or "" (chosen by --passes)
-  std::string passes;                     // "a,b,c"; empty: the stage decides
   std::string output;
 };
 
 // The passes the options ask for, in order.
 std::vector<std::string> passes_to_run(const VizOptions& options) {
-  if (!options.passes.empty()) {
+  if (!options.common.passes.empty()) {
     if (options.stage == "onnx") {
       fail("--passes runs passes, so it cannot be combined with --stage onnx");
     }
-    return parse_pass_list(options.passes);
+    return parse_pass_list(options.common.passes);
   }
   if (options.stage.empty() || options.stage == "onnx") return {};
   if (options.stage == "optimized") return default_pipeline();
@@ -104,7 +104,7 @@ int run_viz(const VizOptions& options) {
          options.output);
   }
   std::vector<std::string> passes = passes_to_run(options);
-  Graph graph = read_graph_file(options.input, options.input_shapes);
+  Graph graph = read_graph_file(options.input, options.common.input_shapes);
   run_passes(graph, passes);
 
   std::string dot_text = graph_to_dot(graph);
@@ -125,13 +125,11 @@ Command add_viz_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "viz", "Draw the graph IR of an ONNX model or a .mgraph file with Graphviz");
   sub->add_option("input", options->input, "MODEL.onnx or FILE.mgraph");
-  sub->add_option("--input-shape", options->input_shapes,
-                  "Size of an input with symbolic dimensions: NAME=1x3x224x224");
+  options->common.passes = "";  // the stage decides
+  add_common_options(sub, options->common, {CommonOption::input_shape, CommonOption::passes});
   sub->add_option("--stage", options->stage,
                   "'onnx' (as imported, the default) or 'optimized' (after the default "
                   "pipeline)");
-  sub->add_option("--passes", options->passes,
-                  "Draw the graph after these passes, comma-separated (instead of --stage)");
   sub->add_option("-o,--output", options->output,
                   "FILE.dot (DOT text), FILE.svg (runs Graphviz's dot) or - (DOT on stdout)")
       ->required();

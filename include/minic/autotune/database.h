@@ -5,11 +5,14 @@
 // budget) loses nothing and `minic tune --resume` goes on from the file. A record:
 //
 //   {"version": 1, "workload": "5f0c1d2e3a4b6978", "task": "conv_relu",
-//    "target": "llvm-cpu znver4", "trace": "b0 = get_block(\"C\")\n...",
+//    "target": "llvm -mcpu=znver4", "trace": "b0 = get_block(\"C\")\n...",
 //    "decisions": {"C.tile_i": [2, 4, 8], ...}, "times_us": [812.1, 815.0, 812.5],
 //    "median_us": 812.5, "error": "", "flops": 231211008, "trial": 17,
 //    "time": "2026-11-30T18:02:11Z"}
 //
+// `target` is the text of the Target the candidate was made and timed for
+// (include/minic/target/target.h): a record serves only that target, whose vector width
+// and registers its schedule was sized for.
 // `trace` is the schedule as trace text (trace.h): replayed on the task's function it
 // gives the measured kernel. `decisions` are the search space's choices that made the
 // trace (search_space.h), kept so that a resumed search can mutate them; a record without
@@ -18,6 +21,8 @@
 //
 // `minic db show|best|merge` reads and writes these files.
 #pragma once
+
+#include "minic/target/target.h"
 
 #include <cstdint>
 #include <map>
@@ -32,7 +37,7 @@ constexpr int kRecordVersion = 1;
 struct TuningRecord {
   std::string workload_key;
   std::string task_name;
-  std::string target;
+  std::string target;                                   // Target::str()
   std::string trace;                                    // trace text
   std::map<std::string, std::vector<int64_t>> decisions;  // empty: not from the space
   std::vector<double> times_us;                         // empty when it failed
@@ -69,11 +74,10 @@ class Database {
   const std::vector<TuningRecord>& records() const { return records_; }
 
   // The fastest successful record of the workload on the target, if any.
-  std::optional<TuningRecord> best(const std::string& workload_key,
-                                   const std::string& target) const;
+  std::optional<TuningRecord> best(const std::string& workload_key, const Target& target) const;
   // Every record of the workload on the target, in file order.
   std::vector<TuningRecord> of_workload(const std::string& workload_key,
-                                        const std::string& target) const;
+                                        const Target& target) const;
   // The workloads that have records, in order of first appearance.
   std::vector<std::string> workloads() const;
 

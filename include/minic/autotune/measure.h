@@ -4,7 +4,7 @@
 // timed. measure() takes scheduled kernels (a task's function with a candidate's trace
 // applied) and, for each:
 //   1. runs the loop pipeline that compile_model runs (loop::default_loop_pipeline()),
-//   2. compiles it with the LLVM back end, as compile_model would,
+//   2. compiles it for the target with the LLVM back end, as compile_model would,
 //   3. calls it on random inputs: warm-up calls, then `repeats` timed runs, each of enough
 //      calls to last min_repeat_ms, every call with cold caches (flush_cache); the result
 //      is each run's time per call and the median.
@@ -13,12 +13,14 @@
 //
 //   MeasureOptions options;
 //   options.threads = 1;
-//   std::vector<MeasureResult> results = measure({scheduled_a, scheduled_b}, options);
+//   std::vector<MeasureResult> results =
+//       measure({scheduled_a, scheduled_b}, codegen::host_target(), options);
 //   results[0].median_us   // 812.5
 //   results[1].error       // "timed out after 10 s"
 #pragma once
 
 #include "minic/ir/loop/stmt.h"
+#include "minic/target/target.h"
 
 #include <string>
 #include <vector>
@@ -53,13 +55,10 @@ struct MeasureResult {
   int64_t flushed_bytes = 0;
 };
 
-// The target tuning records are made for: "llvm-cpu " and the host CPU's name. A record of
-// another target is not used.
-std::string cpu_target();
-
-// Times every function of `candidates` (scheduled, before the loop pipeline), one child
-// process each, in order.
+// Times every function of `candidates` (scheduled, before the loop pipeline) compiled for
+// `target`, one child process each, in order. Error before any is timed if code for the
+// target cannot run on this machine (codegen::check_runs_here).
 std::vector<MeasureResult> measure(const std::vector<loop::PrimFunc>& candidates,
-                                   const MeasureOptions& options);
+                                   const Target& target, const MeasureOptions& options);
 
 }  // namespace minic::autotune

@@ -2,11 +2,14 @@
 //
 // Course module 5. Rules look at the blocks of a lowered kernel, as the default schedule
 // does (src/schedule/rules/cpu_default.cpp), but instead of fixed sizes each rule exposes
-// knobs: named choices, each with the list of values it may take.
+// knobs: named choices, each with the list of values it may take. The values depend on
+// the target, as the default rules' sizes do: below, `lanes` is the f32 lanes of its
+// vector registers (16 with AVX-512, 8 with AVX2).
 //
 //   gemm-like block C     C.tile_j    the column loop split in 3: [outer, middle, vector
 //                                     tile], every factorisation whose last factor is a
-//                                     multiple of 16 lanes (or the default rule's tile)
+//                                     multiple of `lanes` up to four vectors (or the
+//                                     default rule's tile)
 //                         C.tile_i    the row loop split in 3: [outer, middle, register
 //                                     rows], the last factor at most 8
 //                         C.tile_k    the first reduction loop split in 2 [outer, inner],
@@ -20,7 +23,8 @@
 //   reduction block       R.inner     move the innermost spatial loop inside the
 //                                     reduction loops, where LLVM vectorises it (0 or 1)
 //                         R.parallel  parallel outer loops (0 or 1)
-//   elementwise block     E.vector    the innermost loop's vector tile (1: none, 16, 32, 64)
+//   elementwise block     E.vector    the innermost loop's vector tile (1: none, or one,
+//                                     two or four vectors of `lanes`)
 //                         E.parallel  parallel outer loops (0 or 1)
 //
 // A point of the space -- one value per knob -- is a set of Decisions, and applying the
@@ -29,7 +33,7 @@
 // lists (tile sizes are random factorisations of the loop extents); mutation changes one
 // knob; crossover takes each knob from one parent or the other.
 //
-//   SearchSpace space(task.func);
+//   SearchSpace space(task.func, target);
 //   std::mt19937_64 rng(1);
 //   Decisions point = space.sample(rng);        // {"C.tile_i": [2, 16, 8], ...}
 //   schedule::Trace trace = space.trace_of(point);
@@ -39,6 +43,7 @@
 #include "minic/ir/loop/stmt.h"
 #include "minic/schedule/schedule.h"
 #include "minic/schedule/trace.h"
+#include "minic/target/target.h"
 
 #include <cstdint>
 #include <map>
@@ -61,16 +66,18 @@ using Decisions = std::map<std::string, std::vector<int64_t>>;
 
 class SearchSpace {
  public:
-  // The knobs of every block of `func` (a lowered, unscheduled kernel) that a rule covers.
-  explicit SearchSpace(loop::PrimFunc func);
+  // The knobs of every block of `func` (a lowered, unscheduled kernel) that a rule covers,
+  // with the sizes of `target` (a CPU target).
+  SearchSpace(loop::PrimFunc func, const Target& target);
 
   const loop::PrimFunc& func() const { return func_; }
+  const Target& target() const { return target_; }
   const std::vector<Knob>& knobs() const { return knobs_; }
   // How many points the space has (the product of the knobs' choice counts; saturates).
   double size() const;
 
   // The values the default rules (default_cpu_schedule) use: trace_of(default_point())
-  // is default_cpu_trace(func()). The tuner's first candidate.
+  // is default_cpu_trace(func(), target()). The tuner's first candidate.
   const Decisions& default_point() const { return default_point_; }
 
   // A uniformly random value for every knob (points that break a constraint between
@@ -95,6 +102,7 @@ class SearchSpace {
 
  private:
   loop::PrimFunc func_;
+  Target target_;
   std::vector<Knob> knobs_;
   Decisions default_point_;
 };

@@ -7,7 +7,7 @@
 // the kernel's loop IR text with the names left out, so the same convolution in two models
 // (or two runs) has the same key, and a tuning record found for one serves the other.
 //
-//   std::vector<Task> tasks = extract_tasks(graph, default_pipeline());
+//   std::vector<Task> tasks = extract_tasks(graph, default_pipeline(), target);
 //   tasks[0].name          // "conv_relu": the first kernel of the workload
 //   tasks[0].weight        // 3: three kernels of the model are this workload
 //   tasks[0].workload_key  // "5f0c1d2e3a4b6978"
@@ -15,6 +15,7 @@
 
 #include "minic/ir/graph/graph.h"
 #include "minic/ir/loop/stmt.h"
+#include "minic/target/target.h"
 
 #include <string>
 #include <vector>
@@ -38,8 +39,9 @@ std::string workload_key(const loop::PrimFunc& func);
 double count_flops(const loop::PrimFunc& func);
 
 // The tasks of a model: runs `graph_passes` on the graph, lowers every node that has
-// compute rules (as compile_model does) and groups the kernels by workload key. Tasks are
-// in the order of their first kernel in the graph.
-std::vector<Task> extract_tasks(Graph graph, const std::vector<std::string>& graph_passes);
+// compute rules for `target` (as compile_model does) and groups the kernels by workload
+// key. Tasks are in the order of their first kernel in the graph.
+std::vector<Task> extract_tasks(Graph graph, const std::vector<std::string>& graph_passes,
+                                const Target& target);
 
 }  // namespace minic::autotune

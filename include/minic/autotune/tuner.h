@@ -15,6 +15,7 @@
 #include "minic/autotune/database.h"
 #include "minic/autotune/measure.h"
 #include "minic/autotune/task.h"
+#include "minic/target/target.h"
 
 #include <cstdint>
 #include <functional>
@@ -62,9 +63,11 @@ struct TuneReport {
   double elapsed_s = 0;
 };
 
-// Tunes `tasks`, appending every measurement to `database` (which should be attached to
-// its file). `progress` is called after every round.
-TuneReport tune(const std::vector<Task>& tasks, Database& database, const TuneOptions& options,
+// Tunes `tasks` for `target`, a CPU this machine can run code for (Error otherwise),
+// appending every measurement to `database` (which should be attached to its file), each
+// record keyed by target.str(). `progress` is called after every round.
+TuneReport tune(const std::vector<Task>& tasks, Database& database, const Target& target,
+                const TuneOptions& options,
                 const std::function<void(const RoundReport&)>& progress = {});
 
 }  // namespace minic::autotune

@@ -35,6 +35,7 @@
 #pragma once
 
 #include "minic/ir/loop/stmt.h"
+#include "minic/target/target.h"
 
 #include <memory>
 #include <string>
@@ -42,12 +43,31 @@
 
 namespace minic::codegen {
 
+// The host's CPU as a Target: LLVM's name for it, the features the host reports, the
+// vector registers they give, the host's caches and cores, and -mattr where the host
+// differs from LLVM's idea of its CPU (a virtual machine may hide features). Read once.
+Target host_target();
+
+// The CPU LLVM knows by the name `cpu` ("x86-64-v3", "skylake-avx512", "znver4": a CPU of
+// the host's architecture), with the features of `mattr` ("+avx512f", "-avx512f") added or
+// removed: its features and vector registers from LLVM's tables, the host's caches and
+// cores. Error naming the CPU or the feature where LLVM knows neither.
+Target cpu_target(const std::string& cpu, const std::vector<std::string>& mattr = {});
+
+// Error unless code compiled for `target` can run on this machine: a CUDA target (its back
+// end is not built yet), or a CPU with features this machine lacks (its code would stop
+// on an illegal instruction here), named in the message.
+void check_runs_here(const Target& target);
+
 // What the JIT binds minic_parallel_for to (see the top of this file).
 using ParallelForFn = void (*)(void (*fn)(void* closure, int64_t begin, int64_t end),
                                void* closure, int64_t n);
 
 // How the code is generated and optimised. One struct, passed explicitly.
 struct LlvmOptions {
+  // The CPU the code is for: the target machine's CPU and features, and the vector width
+  // LLVM's vectorisers prefer (the target's widest registers).
+  Target target = host_target();
   // LLVM's optimisation pipeline: 0 (none) to 3 (O3, the default).
   int opt_level = 3;
   // All of LLVM's fast-math flags on float arithmetic (reassociation, no NaN/inf): faster
@@ -80,11 +100,12 @@ class CompiledModule {
   virtual std::vector<std::string> function_names() const = 0;
   // The optimised LLVM IR of the module, as text.
   virtual std::string llvm_ir() const = 0;
-  // The host assembly of the module.
+  // The assembly of the module.
   virtual std::string assembly() const = 0;
 };
 
-// Compiles every function of `module` for the host CPU. Throws Error naming the function
+// Compiles every function of `module` for options.target, a CPU target (code for another
+// CPU than the host's may be compiled, not run). Throws Error naming the function
 // and the reason for what this back end cannot compile (GPU loops, a barrier, a
 // storage-only element type) and, as an internal error, if LLVM rejects the IR it made.
 std::unique_ptr<CompiledModule> compile_llvm(const loop::LoopModule& module,
@@ -94,14 +115,10 @@ std::unique_ptr<CompiledModule> compile_llvm(const loop::LoopModule& module,
 // `minic ... --emit llvm` prints.
 std::string emit_llvm_text(const loop::LoopModule& module, const LlvmOptions& options);
 
-// The host assembly of `module`: what `--emit asm` prints.
+// The assembly of `module` for options.target: what `--emit asm` prints.
 std::string emit_asm_text(const loop::LoopModule& module, const LlvmOptions& options);
 
-// The host CPU's name as LLVM knows it ("znver4", "skylake-avx512"): what the code is
-// compiled for, and what tuning records name as their target.
-std::string host_cpu_name();
-
-// A relocatable object file (ELF .o bytes) of `module` for the host, ahead of time: link
+// A relocatable object file (ELF .o bytes) of `module` for options.target, ahead of time: link
 // it with minic's runtime (for minic_parallel_for) into a program or shared library.
 std::vector<char> emit_object(const loop::LoopModule& module, const LlvmOptions& options);
 

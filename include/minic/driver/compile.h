@@ -12,6 +12,8 @@
 //
 // and the model runs its plan on a host device with options.threads threads
 // (src/runtime/device.cpp): the thread count belongs to the model, not to the process.
+// Every stage that depends on the machine takes CompileOptions::target, made once: the
+// lowering, the default rules, the tuning records' key and code generation.
 // A node whose op has no compute rule, or whose form of it its rule does not cover
 // (NoComputeRule), runs the reference kernel of its op instead (the plan says which;
 // `minic run --profile` shows it); any other error while lowering is an error of
@@ -19,6 +21,7 @@
 // every area above it; nothing but the CLI, tests and benchmarks uses it.
 #pragma once
 
+#include "minic/codegen/llvm.h"
 #include "minic/ir/graph/graph.h"
 #include "minic/ir/loop/stmt.h"
 #include "minic/passes/pass_manager.h"
@@ -30,11 +33,11 @@
 
 namespace minic {
 
-namespace codegen {
-class CompiledModule;
-}
-
 struct CompileOptions {
+  // The machine to compile for (include/minic/target/target.h): the host's CPU, or what
+  // `--target` names (driver/target.h). Code for a CPU this machine lacks features of
+  // compiles but does not run here; a CUDA target is an Error (no CUDA back end yet).
+  Target target = codegen::host_target();
   // Graph passes to run first, by name (none: the graph as given).
   std::vector<std::string> graph_passes = default_pipeline();
   // Apply the default CPU schedules (src/schedule/rules); without, kernels stay as
@@ -54,7 +57,7 @@ struct CompileOptions {
   // loaded (dlopen) instead of generated again. Empty: generate them with LLVM.
   std::string kernel_library;
   // A tuning database (JSON Lines, include/minic/autotune/database.h; empty: none). A
-  // kernel whose workload has a successful record for this CPU gets the fastest record's
+  // kernel whose workload has a successful record for `target` gets the fastest record's
   // schedule (its trace, replayed); the others, and any whose trace does not replay, get
   // the default schedule. Used only with `schedule`.
   std::string records;
@@ -77,7 +80,7 @@ class CompiledModel {
   // The plan is loaded onto `device`, which runs every step of it.
   CompiledModel(Graph graph, loop::LoopModule kernels,
                 std::unique_ptr<codegen::CompiledModule> code, runtime::ExecutionPlan plan,
-                std::unique_ptr<runtime::Device> device, CompileStats stats);
+                std::unique_ptr<runtime::Device> device, CompileStats stats, Target target);
   ~CompiledModel();
 
   // The graph after the graph passes: its inputs and outputs are the model's.
@@ -89,7 +92,10 @@ class CompiledModel {
   const runtime::ExecutionPlan& plan() const { return executor_.plan(); }
   // What runs the plan: the host CPU with the model's thread pool.
   const runtime::Device& device() const { return executor_.device(); }
+  // The target the kernels were compiled for.
+  const Target& target() const { return target_; }
 
+  // Runs the model; Error if its code cannot run on this machine (codegen::check_runs_here).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           std::vector<runtime::StepProfile>* profile = nullptr);
 
@@ -99,15 +105,17 @@ class CompiledModel {
   std::unique_ptr<codegen::CompiledModule> code_;
   runtime::Executor executor_;
   CompileStats stats_;
+  Target target_;
+  bool checked_target_ = false;  // the first run checked that the code runs here
 };
 
-// Compiles `graph` (as imported, with static shapes) for this machine's CPU.
+// Compiles `graph` (as imported, with static shapes) for options.target.
 std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& options = {});
 
 // Ahead-of-time compilation (`minic compile MODEL -o DIR`): writes into `dir`
 //   model.onnx             a copy of the model (its weights, and the graph the plan is
 //                          built from again when the directory is loaded)
-//   kernels.o              every compiled kernel, an object file for this CPU
+//   kernels.o              every compiled kernel, an object file for options.target
 //   libminic_kernels.so    the same as a shared library (linked with the C compiler `cc`)
 //   kernels.h              a C header: one `void NAME(void** args)` per kernel, with its
 //                          buffers in order
@@ -116,7 +124,8 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
 //   weights.bin            call (minic_model_init, minic_model_run), built into the library
 //   records.jsonl          with options.records: a copy of the tuning database, so that
 //                          loading makes the same schedules (the library's kernels)
-//   minic_model.json       what minic reads back: the files, the graph passes, the kernels
+//   minic_model.json       what minic reads back: the files, the graph passes, the target,
+//                          the kernels
 // `model` must have been compiled from `onnx_path` with `options`.
 void save_compiled_model(const CompiledModel& model, const std::string& onnx_path,
                          const std::string& dir, const CompileOptions& options);
@@ -125,9 +134,9 @@ void save_compiled_model(const CompiledModel& model, const std::string& onnx_pat
 bool is_compiled_model_dir(const std::string& dir);
 
 // Loads a directory written by save_compiled_model: imports its model.onnx, runs the same
-// passes, lowering and schedules (with its records.jsonl, if any), and takes the kernels
-// from its library. Error if the directory is incomplete or the library does not hold the
-// kernels the model needs.
+// passes, lowering and schedules for its target (with its records.jsonl, if any), and
+// takes the kernels from its library. Error if the directory is incomplete or the library
+// does not hold the kernels the model needs.
 std::unique_ptr<CompiledModel> load_compiled_model(const std::string& dir, int threads = 0);
 
 }  // namespace minic

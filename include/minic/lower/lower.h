@@ -31,6 +31,7 @@
 
 #include "minic/ir/graph/graph.h"
 #include "minic/ir/loop/stmt.h"
+#include "minic/target/target.h"
 
 #include <string_view>
 #include <vector>
@@ -43,17 +44,19 @@ bool has_compute_rule(std::string_view op);
 // every op of its body has one.
 bool can_lower(const Node& node);
 
-// The kernel of one node, plain or fused, of a graph of the given opset. Throws
-// NoComputeRule "no compute rule for op X (node N)..." for an op without one, for a form
-// of an op its rule does not cover, and for inputs a rule needs as constants but that are
-// only known at run time. Any other error is a bug (InternalError) or a graph that breaks
-// lowering's precondition (types as the shape rules give them).
-loop::PrimFunc lower_node(const Node& node, int opset);
+// The kernel of one node, plain or fused, of a graph of the given opset, for `target`
+// (which rules may read through ComputeContext::target: Conv pads its rows to whole
+// vectors). Throws NoComputeRule "no compute rule for op X (node N)..." for an op without
+// one, for a form of an op its rule does not cover, and for inputs a rule needs as
+// constants but that are only known at run time. Any other error is a bug (InternalError)
+// or a graph that breaks lowering's precondition (types as the shape rules give them).
+loop::PrimFunc lower_node(const Node& node, int opset, const Target& target);
 
-// Every kernel of `graph`, one function per top-level node in graph order, each named
-// uniquely (a suffix _1, _2 where two nodes give the same name). A node without a compute
-// rule is an error; with `skipped`, it is left out and listed there instead.
-loop::LoopModule lower_graph(const Graph& graph, std::vector<const Node*>* skipped = nullptr);
+// Every kernel of `graph` for `target`, one function per top-level node in graph order,
+// each named uniquely (a suffix _1, _2 where two nodes give the same name). A node without
+// a compute rule is an error; with `skipped`, it is left out and listed there instead.
+loop::LoopModule lower_graph(const Graph& graph, const Target& target,
+                             std::vector<const Node*>* skipped = nullptr);
 
 // The function name lower_node gives `node`: its name, or its op and first output, with
 // every run of characters outside [A-Za-z0-9_] made one '_'.

@@ -3,8 +3,8 @@
 // Course module 3. Every op that minic can compile has a compute rule in its file of
 // src/ops/ (OpSchema::compute), next to its shape rule and reference kernel. A rule says
 // how ONE element of each output is computed from elements of the inputs -- the idea of
-// TVM's te.compute -- and the lowering driver (include/minic/lower/lower.h) turns the rules of a fusion group
-// into one loop IR function. A rule reads like the formula of the op:
+// TVM's te.compute -- and the lowering driver (include/minic/lower/lower.h) turns the
+// rules of a fusion group into one loop IR function. A rule reads like the formula of the op:
 //
 //   // Relu: out[i] = max(x[i], 0)
 //   ComputeTensor x = ctx.input(0);
@@ -49,6 +49,7 @@
 
 #include "minic/ir/loop/stmt.h"
 #include "minic/ops/op.h"
+#include "minic/target/target.h"
 
 #include <functional>
 #include <memory>
@@ -125,14 +126,19 @@ class ComputeTensor {
 };
 
 // What a compute rule sees: the node's attributes (NodeContext), its inputs as tensors,
-// the values of constant inputs, its output types, and the two builders.
+// the values of constant inputs, its output types, the target, and the two builders.
 class ComputeContext : public NodeContext {
  public:
   using ConstantLookup = std::function<const Tensor*(size_t input_index)>;
-  ComputeContext(const Node& node, int opset, StageBuilder& builder,
+  ComputeContext(const Node& node, int opset, const Target& target, StageBuilder& builder,
                  std::vector<std::optional<ComputeTensor>> inputs, ConstantLookup constants)
-      : NodeContext(node, opset), builder_(builder), inputs_(std::move(inputs)),
+      : NodeContext(node, opset), target_(target), builder_(builder), inputs_(std::move(inputs)),
         constants_(std::move(constants)) {}
+
+  // The machine the kernel is lowered for (lower_node's target): a rule may shape its
+  // stages for it, as Conv's pads rows to whole vectors. What the kernel computes never
+  // depends on it.
+  const Target& target() const { return target_; }
 
   // Input `index`; an error if it is an omitted optional input.
   const ComputeTensor& input(size_t index) const;
@@ -159,6 +165,7 @@ class ComputeContext : public NodeContext {
   ComputeTensor keep(const ComputeTensor& tensor) const;
 
  private:
+  const Target& target_;
   StageBuilder& builder_;
   std::vector<std::optional<ComputeTensor>> inputs_;
   ConstantLookup constants_;

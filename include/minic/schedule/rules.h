@@ -5,18 +5,20 @@
 // schedule primitives (primitives.h) that are sound for any shape: parallel outer loops,
 // vectorised inner loops, and, for GEMM-like and convolution kernels, multi-level tiling
 // with an accumulator in local memory. Every rule goes through a Schedule, so the result
-// is also a trace, printable and replayable like a tuned one.
+// is also a trace, printable and replayable like a tuned one. The tile sizes are the
+// target's: vector tiles of its vector registers' lanes, register tiles that fit them.
 #pragma once
 
 #include "minic/ir/loop/stmt.h"
 #include "minic/schedule/trace.h"
+#include "minic/target/target.h"
 
 namespace minic::schedule {
 
-// The kernel with its default CPU schedule applied.
-loop::PrimFunc default_cpu_schedule(loop::PrimFunc func);
+// The kernel with its default schedule for `target` (a CPU target) applied.
+loop::PrimFunc default_cpu_schedule(loop::PrimFunc func, const Target& target);
 
 // The trace default_cpu_schedule applies to `func` (empty when no rule applies).
-Trace default_cpu_trace(const loop::PrimFunc& func);
+Trace default_cpu_trace(const loop::PrimFunc& func, const Target& target);
 
 }  // namespace minic::schedule

@@ -8,8 +8,8 @@
 //   codegen_stmt.cpp   statements: For, Block, Store, Allocate, Seq, IfThenElse, Evaluate
 //   codegen_expr.cpp   expressions, buffer addressing, vector loads/stores, gathers
 //   codegen_math.cpp   the math intrinsics (exp, tanh, sigmoid, erf as vectorisable code)
-// target.cpp makes the host TargetMachine and runs LLVM's O3 pipeline; jit.cpp runs the
-// result with ORC LLJIT.
+// target.cpp makes the target's TargetMachine and runs LLVM's O3 pipeline; jit.cpp runs the
+// result with ORC LLJIT; cpu_target.cpp makes CPU targets (the host's, or one by name).
 //
 // The emitter keeps two maps while it walks a function: each loop IR variable in scope to
 // its LLVM value (a loop's phi, a block's binding, a parameter of an outlined function),
@@ -29,16 +29,11 @@
 
 namespace minic::codegen::llvm_backend {
 
-// Where the code will run: the CPU name and its feature string ("+avx512f,..."), put on
-// every function so that O3 and the code generator see the same machine.
-struct HostTarget {
-  std::string cpu;
-  std::string features;
-};
-
 class CodeGen {
  public:
-  CodeGen(llvm::Module& module, const LlvmOptions& options, HostTarget target);
+  // options.target is a CPU target: its CPU and features go on every function, so that
+  // O3 and the code generator see the same machine.
+  CodeGen(llvm::Module& module, const LlvmOptions& options);
 
   // Emits `func` as `void NAME(void** args)` and verifies what it emitted (llvm::
   // verifyFunction); throws Error for what this back end cannot compile.
@@ -91,8 +86,23 @@ class CodeGen {
   void emit_counted_loop(llvm::Value* begin, llvm::Value* end, const std::string& name,
                          llvm::MDNode* metadata, const std::function<void(llvm::Value*)>& body);
   llvm::MDNode* loop_metadata(loop::ForKind kind);
+  // A parallel loop, outlined: the closure of what its body captures (step 1), the body
+  // and task functions (step 2), and the call to the thread pool (step 3).
+  struct ParallelClosure {
+    std::vector<loop::Buffer> buffers;  // captured, in order of first use
+    std::vector<const loop::Var*> vars;
+    std::vector<llvm::Type*> fields;    // the buffers' pointers, the variables, the min
+    llvm::StructType* type = nullptr;
+  };
   void emit_parallel_for(const loop::For* node);
-  // A function returning void with the host attributes, private unless `exported`.
+  ParallelClosure parallel_closure(const loop::For* node);
+  void emit_parallel_body(const loop::For* node, const ParallelClosure& closure,
+                          llvm::Function* body);
+  void emit_parallel_task(const ParallelClosure& closure, llvm::Function* body,
+                          llvm::Function* task);
+  void emit_parallel_call(const loop::For* node, const ParallelClosure& closure,
+                          llvm::Function* task, const std::string& name);
+  // A function returning void with the target's attributes, private unless `exported`.
   llvm::Function* make_function(const std::string& name, llvm::FunctionType* type,
                                 bool exported);
   // Storage for a buffer of the current function: a stack slot in the entry block when
@@ -114,7 +124,7 @@ class CodeGen {
   llvm::Module& module_;
   llvm::IRBuilder<> builder_;
   LlvmOptions options_;
-  HostTarget target_;
+  std::string features_;  // the target's features, comma-separated
 
   std::string func_name_;
   std::vector<std::string> blocks_;  // the enclosing blocks, for errors
@@ -124,10 +134,9 @@ class CodeGen {
   int parallel_functions_ = 0;   // how many the current PrimFunc has outlined
 };
 
-// Builds the LLVM module of `module` for the host, one entry function per PrimFunc, each
-// verified. Does not optimise it (target.cpp does).
+// Builds the LLVM module of `module` for options.target, one entry function per PrimFunc,
+// each verified. Does not optimise it (target.cpp does).
 std::unique_ptr<llvm::Module> build_module(const loop::LoopModule& module,
-                                           const LlvmOptions& options, llvm::LLVMContext& context,
-                                           const HostTarget& target);
+                                           const LlvmOptions& options, llvm::LLVMContext& context);
 
 }  // namespace minic::codegen::llvm_backend

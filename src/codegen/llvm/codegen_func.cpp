@@ -21,6 +21,7 @@
 // bytes aligned, made once however often its scope runs); a larger one is aligned_alloc'd
 // when its scope starts and freed when it ends.
 #include "codegen.h"
+#include "target.h"
 
 #include "minic/ir/loop/verifier.h"
 #include "minic/ir/loop/visitor.h"
@@ -37,7 +38,7 @@ using namespace minic::loop;
 
 namespace {
 
-constexpr int64_t kStorageAlignment = 64;  // a cache line, and one AVX-512 register
+constexpr int64_t kStorageAlignment = 64;  // a cache line (and the widest vector, zmm)
 
 // The elements a buffer spans through its strides (the interpreter's storage_size).
 int64_t storage_elements(const BufferNode& buffer) {
@@ -94,12 +95,12 @@ void verify(llvm::Function* function, const std::string& func_name) {
 
 }  // namespace
 
-CodeGen::CodeGen(llvm::Module& module, const LlvmOptions& options, HostTarget target)
+CodeGen::CodeGen(llvm::Module& module, const LlvmOptions& options)
     : context_(module.getContext()),
       module_(module),
       builder_(module.getContext()),
       options_(options),
-      target_(std::move(target)) {
+      features_(feature_string(cpu_of(options))) {
   if (options_.fast_math) {
     builder_.setFastMathFlags(llvm::FastMathFlags::getFast());
   } else {
@@ -159,10 +160,12 @@ llvm::Function* CodeGen::make_function(const std::string& name, llvm::FunctionTy
     fail("LLVM backend: two functions are named @{}", name);
   }
   function->addFnAttr(llvm::Attribute::NoUnwind);
-  function->addFnAttr("target-cpu", target_.cpu);
-  function->addFnAttr("target-features", target_.features);
-  // Without it the host (sapphirerapids) prefers 256-bit vectors; this asks for zmm.
-  function->addFnAttr("prefer-vector-width", "512");
+  const CpuTarget& cpu = options_.target.cpu();
+  function->addFnAttr("target-cpu", cpu.cpu);
+  function->addFnAttr("target-features", features_);
+  // The target's widest vectors: without it, LLVM prefers 256-bit vectors on most AVX-512
+  // CPUs (sapphirerapids, znver4), and the schedules' vector tiles are sized for zmm.
+  function->addFnAttr("prefer-vector-width", std::to_string(cpu.vector_bytes * 8));
   return function;
 }
 
@@ -262,89 +265,110 @@ llvm::MDNode* CodeGen::loop_metadata(ForKind kind) {
   return id;
 }
 
-void CodeGen::emit_parallel_for(const For* node) {
-  const Var* var = node->var.as<Var>();
-  // 1. What the body uses from outside.
+CodeGen::ParallelClosure CodeGen::parallel_closure(const For* node) {
   Captures captures(vars_, buffers_);
   captures.visit(node->body);
+  ParallelClosure closure;
+  closure.buffers = captures.buffers;
+  closure.vars = captures.vars;
+  closure.fields.assign(captures.buffers.size(), builder_.getPtrTy());
+  for (const Var* captured : captures.vars) closure.fields.push_back(value_type(captured->type));
+  closure.fields.push_back(builder_.getInt64Ty());  // the loop's min
+  closure.type = llvm::StructType::get(context_, closure.fields);
+  return closure;
+}
+
+void CodeGen::emit_parallel_body(const For* node, const ParallelClosure& closure,
+                                 llvm::Function* body) {
+  llvm::IRBuilderBase::InsertPointGuard guard(builder_);
+  auto outer_vars = std::move(vars_);
+  auto outer_buffers = std::move(buffers_);
+  vars_.clear();
+  buffers_.clear();
+  unsigned arg = 0;
+  for (const Buffer& buffer : closure.buffers) {
+    llvm::Argument* value = body->getArg(arg++);
+    value->setName(buffer->name);
+    value->addAttr(llvm::Attribute::NoAlias);
+    buffers_[buffer.get()] = value;
+  }
+  for (const Var* captured : closure.vars) {
+    body->getArg(arg)->setName(captured->name);
+    vars_[captured] = body->getArg(arg++);
+  }
+  llvm::Value* min = body->getArg(arg++);
+  llvm::Value* begin = body->getArg(arg++);
+  llvm::Value* end = body->getArg(arg++);
+  builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", body));
+  const Var* var = node->var.as<Var>();
+  ++parallel_depth_;
+  emit_counted_loop(builder_.CreateAdd(min, begin, "", false, true),
+                    builder_.CreateAdd(min, end, "", false, true), var->name, nullptr,
+                    [&](llvm::Value* counter) {
+                      vars_[var] = counter;
+                      emit(node->body);
+                      vars_.erase(var);
+                    });
+  --parallel_depth_;
+  builder_.CreateRetVoid();
+  verify(body, func_name_);
+  vars_ = std::move(outer_vars);
+  buffers_ = std::move(outer_buffers);
+}
+
+void CodeGen::emit_parallel_task(const ParallelClosure& closure, llvm::Function* body,
+                                 llvm::Function* task) {
+  llvm::IRBuilderBase::InsertPointGuard guard(builder_);
+  builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", task));
+  std::vector<llvm::Value*> values;
+  for (unsigned field = 0; field < closure.fields.size(); ++field) {
+    llvm::Value* slot = builder_.CreateStructGEP(closure.type, task->getArg(0), field);
+    values.push_back(builder_.CreateLoad(closure.fields[field], slot));
+  }
+  values.push_back(task->getArg(1));
+  values.push_back(task->getArg(2));
+  builder_.CreateCall(body, values);
+  builder_.CreateRetVoid();
+  verify(task, func_name_);
+}
+
+void CodeGen::emit_parallel_call(const For* node, const ParallelClosure& closure,
+                                 llvm::Function* task, const std::string& name) {
+  llvm::Function* function = builder_.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry_builder(&function->getEntryBlock(), function->getEntryBlock().begin());
+  llvm::Value* pointer = entry_builder.CreateAlloca(closure.type, nullptr, name + ".closure");
+  std::vector<llvm::Value*> values;
+  for (const Buffer& buffer : closure.buffers) values.push_back(buffers_.at(buffer.get()));
+  for (const Var* captured : closure.vars) values.push_back(vars_.at(captured));
+  values.push_back(emit(node->min));
+  for (unsigned field = 0; field < closure.fields.size(); ++field) {
+    builder_.CreateStore(values[field], builder_.CreateStructGEP(closure.type, pointer, field));
+  }
+  llvm::FunctionCallee parallel_for =
+      module_.getOrInsertFunction("minic_parallel_for", builder_.getVoidTy(), builder_.getPtrTy(),
+                                  builder_.getPtrTy(), builder_.getInt64Ty());
+  builder_.CreateCall(parallel_for, {task, pointer, emit(node->extent)});
+}
+
+void CodeGen::emit_parallel_for(const For* node) {
+  // 1. What the body uses from outside.
+  ParallelClosure closure = parallel_closure(node);
+  // 2. The outlined body and the task the pool calls (both made before either is filled,
+  //    so that the module lists them first and the declarations the body needs after).
   llvm::Type* pointer = builder_.getPtrTy();
   llvm::Type* index = builder_.getInt64Ty();
-  std::vector<llvm::Type*> fields(captures.buffers.size(), pointer);
-  for (const Var* captured : captures.vars) fields.push_back(value_type(captured->type));
-  fields.push_back(index);  // the loop's min
-  std::vector<llvm::Type*> body_params = fields;
+  std::vector<llvm::Type*> body_params = closure.fields;
   body_params.push_back(index);  // begin
   body_params.push_back(index);  // end
-
-  // 2. The outlined body and the task the pool calls.
   std::string name = fmt::format("{}.parallel.{}", func_name_, parallel_functions_++);
   llvm::Function* body = make_function(
       name + ".body", llvm::FunctionType::get(builder_.getVoidTy(), body_params, false), false);
   llvm::Function* task = make_function(
       name, llvm::FunctionType::get(builder_.getVoidTy(), {pointer, index, index}, false), false);
-  auto* closure_type = llvm::StructType::get(context_, fields);
-  {
-    llvm::IRBuilderBase::InsertPointGuard guard(builder_);
-    auto outer_vars = std::move(vars_);
-    auto outer_buffers = std::move(buffers_);
-    vars_.clear();
-    buffers_.clear();
-    unsigned arg = 0;
-    for (const Buffer& buffer : captures.buffers) {
-      llvm::Argument* value = body->getArg(arg++);
-      value->setName(buffer->name);
-      value->addAttr(llvm::Attribute::NoAlias);
-      buffers_[buffer.get()] = value;
-    }
-    for (const Var* captured : captures.vars) {
-      body->getArg(arg)->setName(captured->name);
-      vars_[captured] = body->getArg(arg++);
-    }
-    llvm::Value* min = body->getArg(arg++);
-    llvm::Value* begin = body->getArg(arg++);
-    llvm::Value* end = body->getArg(arg++);
-    builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", body));
-    ++parallel_depth_;
-    emit_counted_loop(builder_.CreateAdd(min, begin, "", false, true),
-                      builder_.CreateAdd(min, end, "", false, true), var->name, nullptr,
-                      [&](llvm::Value* counter) {
-                        vars_[var] = counter;
-                        emit(node->body);
-                        vars_.erase(var);
-                      });
-    --parallel_depth_;
-    builder_.CreateRetVoid();
-    verify(body, func_name_);
-
-    builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", task));
-    std::vector<llvm::Value*> values;
-    for (unsigned field = 0; field < fields.size(); ++field) {
-      llvm::Value* slot = builder_.CreateStructGEP(closure_type, task->getArg(0), field);
-      values.push_back(builder_.CreateLoad(fields[field], slot));
-    }
-    values.push_back(task->getArg(1));
-    values.push_back(task->getArg(2));
-    builder_.CreateCall(body, values);
-    builder_.CreateRetVoid();
-    verify(task, func_name_);
-    vars_ = std::move(outer_vars);
-    buffers_ = std::move(outer_buffers);
-  }
-
+  emit_parallel_body(node, closure, body);
+  emit_parallel_task(closure, body, task);
   // 3. Fill the closure and hand the range to the pool.
-  llvm::Function* function = builder_.GetInsertBlock()->getParent();
-  llvm::IRBuilder<> entry_builder(&function->getEntryBlock(), function->getEntryBlock().begin());
-  llvm::Value* closure = entry_builder.CreateAlloca(closure_type, nullptr, name + ".closure");
-  std::vector<llvm::Value*> values;
-  for (const Buffer& buffer : captures.buffers) values.push_back(buffers_.at(buffer.get()));
-  for (const Var* captured : captures.vars) values.push_back(vars_.at(captured));
-  values.push_back(emit(node->min));
-  for (unsigned field = 0; field < fields.size(); ++field) {
-    builder_.CreateStore(values[field], builder_.CreateStructGEP(closure_type, closure, field));
-  }
-  llvm::FunctionCallee parallel_for = module_.getOrInsertFunction(
-      "minic_parallel_for", builder_.getVoidTy(), pointer, pointer, index);
-  builder_.CreateCall(parallel_for, {task, closure, emit(node->extent)});
+  emit_parallel_call(node, closure, task, name);
 }
 
 // --- storage --------------------------------------------------------------------------------
@@ -379,9 +403,9 @@ void CodeGen::emit_free(llvm::Value* pointer) {
 // --- the module -----------------------------------------------------------------------------
 
 std::unique_ptr<llvm::Module> build_module(const LoopModule& module, const LlvmOptions& options,
-                                           llvm::LLVMContext& context, const HostTarget& target) {
+                                           llvm::LLVMContext& context) {
   auto result = std::make_unique<llvm::Module>("minic", context);
-  CodeGen codegen(*result, options, target);
+  CodeGen codegen(*result, options);
   for (const PrimFunc& func : module.functions) codegen.emit_func(func);
   std::string message;
   llvm::raw_string_ostream stream(message);

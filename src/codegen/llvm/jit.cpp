@@ -2,8 +2,9 @@
 // Course module 6.
 //
 // compile_llvm in four steps:
-//   1. build and optimise the LLVM module for the host (target.cpp);
-//   2. make an LLJIT for the host CPU (its code generator at the same level);
+//   1. build and optimise the LLVM module for the target (target.cpp);
+//   2. make an LLJIT for the target's CPU and features (its code generator at the same
+//      level);
 //   3. define minic_parallel_for in the JIT's main library as the function the caller
 //      gave (LlvmOptions::parallel_for, else a serial loop): JIT code finds nothing of the
 //      minic executable by itself (libc and libm it finds in the process: aligned_alloc,
@@ -17,6 +18,7 @@
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/Error.h>
+#include <llvm/TargetParser/Host.h>
 
 #include <map>
 
@@ -51,10 +53,11 @@ class JitModule : public CompiledModule {
     std::unique_ptr<llvm::Module> built =
         llvm_backend::build_optimized_module(module, options, *context);
     // 2. The JIT.
-    auto machine_builder = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "host");
-    machine_builder.setCodeGenOptLevel(options.opt_level >= 3   ? llvm::CodeGenOptLevel::Aggressive
-                                       : options.opt_level == 0 ? llvm::CodeGenOptLevel::None
-                                                                : llvm::CodeGenOptLevel::Default);
+    const CpuTarget& cpu = llvm_backend::cpu_of(options);
+    llvm::orc::JITTargetMachineBuilder machine_builder{llvm::Triple(llvm::sys::getProcessTriple())};
+    machine_builder.setCPU(cpu.cpu);
+    machine_builder.addFeatures(cpu.features);
+    machine_builder.setCodeGenOptLevel(llvm_backend::codegen_opt_level(options.opt_level));
     jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(machine_builder))
                     .create(),
                 "creating the JIT");

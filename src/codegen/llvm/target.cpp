@@ -1,8 +1,10 @@
-// The host TargetMachine, LLVM's O3 pipeline, and text and object output. Course module 6.
+// The target's TargetMachine, LLVM's O3 pipeline, and text and object output. Course
+// module 6.
 //
-// The steps from a loop IR module to machine code for this CPU:
-//   1. build the LLVM module (codegen_func.cpp), with the host's triple and data layout,
-//      and every function carrying the host CPU name and features;
+// The steps from a loop IR module to machine code for the target's CPU:
+//   1. build the LLVM module (codegen_func.cpp), with the host's triple and the target
+//      machine's data layout, and every function carrying the target's CPU name and
+//      features;
 //   2. optimise it with the new pass manager's default pipeline (PassBuilder, O1..O3),
 //      which sees the TargetMachine, so the vectorisers know the vector width and costs;
 //   3. either print it (emit_llvm_text), or run the code generator to assembly or an
@@ -21,25 +23,22 @@
 #include <llvm/Target/TargetOptions.h>
 #include <llvm/TargetParser/Host.h>
 
-#include <algorithm>
 #include <mutex>
 
 namespace minic::codegen::llvm_backend {
 
 namespace {
 
-std::unique_ptr<llvm::TargetMachine> host_machine(const HostTarget& host, int opt_level) {
+std::unique_ptr<llvm::TargetMachine> target_machine(const CpuTarget& cpu, int opt_level) {
   std::string triple = llvm::sys::getProcessTriple();
   std::string message;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, message);
   if (!target) fail("LLVM backend: no target for the host ({}): {}", triple, message);
-  llvm::CodeGenOptLevel level = opt_level >= 3   ? llvm::CodeGenOptLevel::Aggressive
-                                : opt_level == 0 ? llvm::CodeGenOptLevel::None
-                                                 : llvm::CodeGenOptLevel::Default;
   llvm::TargetOptions target_options;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, host.cpu, host.features, target_options, llvm::Reloc::PIC_, std::nullopt, level));
-  if (!machine) fail("LLVM backend: cannot make a target machine for {} ({})", triple, host.cpu);
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpu.cpu, feature_string(cpu), target_options,
+                                  llvm::Reloc::PIC_, std::nullopt, codegen_opt_level(opt_level)));
+  if (!machine) fail("LLVM backend: cannot make a target machine for {} ({})", triple, cpu.cpu);
   return machine;
 }
 
@@ -72,12 +71,13 @@ std::vector<char> machine_code(const loop::LoopModule& module, const LlvmOptions
   initialize_llvm();
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> built = build_optimized_module(module, options, context);
-  std::unique_ptr<llvm::TargetMachine> machine = host_machine(host_target(), options.opt_level);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      target_machine(cpu_of(options), options.opt_level);
   llvm::SmallVector<char, 0> bytes;
   llvm::raw_svector_ostream stream(bytes);
   llvm::legacy::PassManager passes;
   if (machine->addPassesToEmitFile(passes, stream, nullptr, kind)) {
-    fail("LLVM backend: the host target cannot emit this kind of file");
+    fail("LLVM backend: target {} cannot emit this kind of file", options.target.str());
   }
   passes.run(*built);
   return std::vector<char>(bytes.begin(), bytes.end());
@@ -94,27 +94,34 @@ void initialize_llvm() {
   });
 }
 
-HostTarget host_target() {
-  HostTarget host;
-  host.cpu = llvm::sys::getHostCPUName().str();
-  std::vector<std::string> features;
-  for (const auto& feature : llvm::sys::getHostCPUFeatures()) {
-    features.push_back((feature.getValue() ? "+" : "-") + feature.getKey().str());
+std::string feature_string(const CpuTarget& cpu) {
+  std::string features;
+  for (const std::string& feature : cpu.features) {
+    features += (features.empty() ? "" : ",") + feature;
   }
-  std::sort(features.begin(), features.end());
-  for (const std::string& feature : features) {
-    host.features += (host.features.empty() ? "" : ",") + feature;
+  return features;
+}
+
+llvm::CodeGenOptLevel codegen_opt_level(int opt_level) {
+  return opt_level >= 3   ? llvm::CodeGenOptLevel::Aggressive
+         : opt_level == 0 ? llvm::CodeGenOptLevel::None
+                          : llvm::CodeGenOptLevel::Default;
+}
+
+const CpuTarget& cpu_of(const LlvmOptions& options) {
+  if (!options.target.is_cpu()) {
+    fail("target {}: the LLVM back end compiles for CPUs only", options.target.str());
   }
-  return host;
+  return options.target.cpu();
 }
 
 std::unique_ptr<llvm::Module> build_optimized_module(const loop::LoopModule& module,
                                                      const LlvmOptions& options,
                                                      llvm::LLVMContext& context) {
   initialize_llvm();
-  HostTarget host = host_target();
-  std::unique_ptr<llvm::TargetMachine> machine = host_machine(host, options.opt_level);
-  std::unique_ptr<llvm::Module> built = build_module(module, options, context, host);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      target_machine(cpu_of(options), options.opt_level);
+  std::unique_ptr<llvm::Module> built = build_module(module, options, context);
   built->setTargetTriple(machine->getTargetTriple().str());
   built->setDataLayout(machine->createDataLayout());
   optimize(*built, *machine, options.opt_level);
@@ -124,8 +131,6 @@ std::unique_ptr<llvm::Module> build_optimized_module(const loop::LoopModule& mod
 }  // namespace minic::codegen::llvm_backend
 
 namespace minic::codegen {
-
-std::string host_cpu_name() { return llvm::sys::getHostCPUName().str(); }
 
 std::string emit_llvm_text(const loop::LoopModule& module, const LlvmOptions& options) {
   llvm::LLVMContext context;

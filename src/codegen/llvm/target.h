@@ -1,10 +1,13 @@
-// The host machine and LLVM's optimisation pipeline (internal to src/codegen/llvm).
+// The target machine and LLVM's optimisation pipeline (internal to src/codegen/llvm).
 //
-// Course module 6. target.cpp knows the CPU the code runs on and turns an LLVM module into
-// optimised IR, assembly or an object file; jit.cpp hands the optimised module to ORC.
+// Course module 6. target.cpp makes LLVM's TargetMachine for a CPU target and turns an
+// LLVM module into optimised IR, assembly or an object file; jit.cpp hands the optimised
+// module to ORC.
 #pragma once
 
 #include "codegen.h"
+
+#include <llvm/Support/CodeGen.h>
 
 #include <memory>
 
@@ -17,11 +20,17 @@ namespace minic::codegen::llvm_backend {
 // Registers the host target with LLVM (once per process).
 void initialize_llvm();
 
-// The host's CPU name and its features, sorted (so the IR text is deterministic).
-HostTarget host_target();
+// The CPU's features as LLVM takes them: "+avx2,+fma,...".
+std::string feature_string(const CpuTarget& cpu);
 
-// Builds the module of `module` for the host, verifies it and runs LLVM's pipeline at
-// options.opt_level on it.
+// The code generator's optimisation level for an opt_level of 0..3.
+llvm::CodeGenOptLevel codegen_opt_level(int opt_level);
+
+// options.target, checked to be a CPU target (Error naming it otherwise).
+const CpuTarget& cpu_of(const LlvmOptions& options);
+
+// Builds the module of `module` for options.target, verifies it and runs LLVM's pipeline
+// at options.opt_level on it.
 std::unique_ptr<llvm::Module> build_optimized_module(const loop::LoopModule& module,
                                                      const LlvmOptions& options,
                                                      llvm::LLVMContext& context);

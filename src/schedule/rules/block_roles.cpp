@@ -1,5 +1,5 @@
 // What schedule rules read off a block (block_roles.h). Course module 4.
-#include "block_roles.h"
+#include "minic/schedule/block_roles.h"
 
 #include "../loop_tree.h"
 #include "minic/ir/loop/analysis.h"
@@ -11,6 +11,12 @@
 namespace minic::schedule {
 
 using loop::Block;
+
+int64_t vector_lanes(const Target& target) { return target.vector_lanes(DType::f32); }
+
+int64_t accumulator_registers(const Target& target) {
+  return target.cpu().vector_registers * 3 / 4;
+}
 
 int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref) {
   const loop::For& node = find_loop(sch.func(), sch.loop_var(loop_ref.var), "default schedule");
@@ -98,18 +104,27 @@ std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_
   return {loops.end() - count, loops.end()};
 }
 
-// A convolution's output width of 56, 28, 14 or 7 has no multiple of 16 lanes: it takes
-// the largest divisor from 7 to 32. LLVM splits such odd-length vectors into legal
-// pieces, with shuffles between them: far from peak, but several times faster than the
-// reduction rule's scalar dot products for these widths. (Masked 16- and 32-lane accesses
-// would avoid the shuffles.)
-int64_t column_tile(int64_t extent) {
-  if (extent % (2 * kVectorLanes) == 0) return 2 * kVectorLanes;
-  if (extent % kVectorLanes == 0) return kVectorLanes;
-  for (int64_t tile = std::min<int64_t>(extent, 2 * kVectorLanes); tile >= 7; --tile) {
+// A convolution's output width of 56, 28, 14 or 7 has no multiple of 16 lanes: on
+// AVX-512 it takes the largest divisor from 7 to 32. LLVM splits such odd-length vectors
+// into legal pieces, with shuffles between them: far from peak, but several times faster
+// than the reduction rule's scalar dot products for these widths. (Masked accesses of one
+// and two vectors would avoid the shuffles.)
+int64_t column_tile(int64_t extent, int64_t lanes) {
+  if (extent % (2 * lanes) == 0) return 2 * lanes;
+  if (extent % lanes == 0) return lanes;
+  for (int64_t tile = std::min<int64_t>(extent, 2 * lanes); tile >= 7; --tile) {
     if (extent % tile == 0) return tile;
   }
   return 0;
+}
+
+int64_t row_tile(int64_t extent, int64_t columns, const Target& target) {
+  int64_t lanes = vector_lanes(target);
+  int64_t vectors = (columns + lanes - 1) / lanes;
+  for (int64_t rows : {8, 4, 2}) {
+    if (extent % rows == 0 && rows * vectors <= accumulator_registers(target)) return rows;
+  }
+  return 1;
 }
 
 // Fusing the outer loops first would give the threads more even chunks, but the parallel

@@ -1,13 +1,15 @@
 // The default CPU schedule: a sound schedule for every kernel, without tuning.
 //
 // Course module 4. Each block of a lowered kernel gets the rule of its kind, applied
-// through a Schedule (so the result is a trace like a tuned one):
+// through a Schedule (so the result is a trace like a tuned one). The sizes are the
+// target's (block_roles.h): `lanes` f32 lanes of one vector register (16 with AVX-512, 8
+// with AVX2), and register tiles that fit its vector registers.
 //
 //   gemm-like    a reduction whose body is C = C + A * B (MatMul, Gemm, Conv) whose
-//                innermost output axis is a multiple of 16: register tiling, the
-//                schedule of tutorial 4 plus staging. The last two spatial loops i, j are
-//                split into io, ii (8, 4 or 2 rows) and jo, ji (16 or 32 columns: one or
-//                two AVX-512 vectors); the loops become
+//                innermost output axis has a column tile (column_tile): register
+//                tiling, the schedule of tutorial 4 plus staging. The last two spatial
+//                loops i, j are split into io, ii (8, 4 or 2 rows: row_tile) and jo, ji
+//                (one or two vectors: 16 or 32 columns with AVX-512); the loops become
 //                  parallel jo   io   reduction loops   ii (unrolled)   ji (vectorised)
 //                C's mr x nr tile accumulates in a local buffer (cache_write; the copy
 //                back to C under io), zeroed before the reduction (decompose_reduction);
@@ -18,9 +20,10 @@
 //   reduction    other reductions (softmax's max and sum, pooling, ReduceMean): the init
 //                split out, the spatial loops outside the reduction run in parallel, and
 //                the innermost spatial loop moved inside the reduction loops when the
-//                reduction is not the innermost axis, so LLVM can vectorise it.
+//                reduction is not the innermost axis and that loop fills a vector, so
+//                LLVM can vectorise it.
 //   elementwise  spatial loops only: the outer loops fused and run in parallel, the
-//                innermost vectorised when its extent is a multiple of 16 lanes.
+//                innermost vectorised when its extent is a multiple of the lanes.
 //
 // A rule that a primitive refuses (a shape it cannot tile) is dropped for that block, and
 // the block keeps the schedule it had: rules never make a kernel fail to compile.
@@ -29,7 +32,7 @@
 // in block_roles.h, shared with the autotuner's search space (src/autotune/space_rules.h).
 #include "minic/schedule/rules.h"
 
-#include "block_roles.h"
+#include "minic/schedule/block_roles.h"
 #include "minic/schedule/primitives.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
@@ -41,7 +44,8 @@ namespace {
 
 using loop::Block;
 
-void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles) {
+void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
+                   const Target& target) {
   const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
   Operands operands = multiplicands(block);
   if (!operands.rows || roles.spatial.size() < 2 || roles.reduce.empty()) {
@@ -53,10 +57,10 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   std::optional<LoopRef> i = row_loop(sch, block, roles, operands);
   if (!i) fail("the rows operand depends on no outer spatial loop");
   int64_t extent_i = extent_of(sch, *i);
-  int64_t nr = column_tile(extent_of(sch, j));
+  int64_t nr = column_tile(extent_of(sch, j), vector_lanes(target));
   if (nr == 0) fail("no column tile divides the innermost spatial extent");
-  int64_t mr = extent_i % 8 == 0 ? 8 : extent_i % 4 == 0 ? 4 : extent_i % 2 == 0 ? 2 : 1;
-  if (mr == 1) fail("the row extent is odd");
+  int64_t mr = row_tile(extent_i, nr, target);
+  if (mr == 1) fail("no register tile of 2 rows or more fits the row extent");
   int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
   int columns_read = read_index(block, operands.columns);
 
@@ -100,7 +104,7 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
 }
 
 // Applies the rule for one block; on a refusal the schedule is left as it was.
-void schedule_block(Schedule& sch, const std::string& name) {
+void schedule_block(Schedule& sch, const std::string& name, const Target& target) {
   Schedule attempt = sch;
   try {
     BlockRef block = attempt.get_block(name);
@@ -111,23 +115,23 @@ void schedule_block(Schedule& sch, const std::string& name) {
     if (is_multiply_accumulate(node)) {
       try {
         Schedule gemm = attempt;
-        schedule_gemm(gemm, block, roles);
+        schedule_gemm(gemm, block, roles, target);
         sch = std::move(gemm);
         return;
       } catch (const Error&) {
         // Not tileable as a GEMM: schedule it as a plain reduction.
       }
     }
+    const int64_t lanes = vector_lanes(target);
     if (!roles.reduce.empty()) {
       // The innermost spatial loop goes inside the reduction when it fills a vector.
-      bool inner = !roles.spatial.empty() &&
-                   extent_of(attempt, roles.spatial.back()) >= kVectorLanes;
+      bool inner = !roles.spatial.empty() && extent_of(attempt, roles.spatial.back()) >= lanes;
       schedule_reduction(attempt, block, roles, inner, /*parallel=*/true);
     } else {
       // Split by one vector when the innermost extent is a multiple of its lanes.
       int64_t extent = roles.spatial.empty() ? 0 : extent_of(attempt, roles.spatial.back());
-      bool whole_vectors = extent > 0 && extent % kVectorLanes == 0;
-      schedule_elementwise(attempt, roles, whole_vectors ? kVectorLanes : 1, /*parallel=*/true);
+      bool whole_vectors = extent > 0 && extent % lanes == 0;
+      schedule_elementwise(attempt, roles, whole_vectors ? lanes : 1, /*parallel=*/true);
     }
     sch = std::move(attempt);
   } catch (const Error&) {
@@ -135,17 +139,23 @@ void schedule_block(Schedule& sch, const std::string& name) {
   }
 }
 
+void check_cpu(const Target& target) {
+  if (!target.is_cpu()) fail("target {}: the default CPU rules need a CPU target", target.str());
+}
+
 }  // namespace
 
-Trace default_cpu_trace(const loop::PrimFunc& func) {
+Trace default_cpu_trace(const loop::PrimFunc& func, const Target& target) {
+  check_cpu(target);
   Schedule sch(func);
-  for (const std::string& name : get_block_names(func)) schedule_block(sch, name);
+  for (const std::string& name : get_block_names(func)) schedule_block(sch, name, target);
   return sch.trace();
 }
 
-loop::PrimFunc default_cpu_schedule(loop::PrimFunc func) {
+loop::PrimFunc default_cpu_schedule(loop::PrimFunc func, const Target& target) {
+  check_cpu(target);
   Schedule sch(func);
-  for (const std::string& name : get_block_names(func)) schedule_block(sch, name);
+  for (const std::string& name : get_block_names(func)) schedule_block(sch, name, target);
   return sch.func();
 }
 

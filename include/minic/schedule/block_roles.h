@@ -1,22 +1,27 @@
 // What schedule rules read off a block: the roles of its loops, the shape of its body, the
-// tiles that fit it. Private to the rules (src/schedule/rules/) and the autotuner's search
-// space (src/autotune/space_rules.h), which generalises them.
+// tiles that fit it on the target. Used by the default rules (src/schedule/rules/) and by
+// the autotuner's search space (src/autotune/space_rules.h), which generalises them.
 //
 // Course module 4. A rule decides how to schedule a block from a few facts:
 //   - which loops feed spatial iteration variables and which feed reductions (loop_roles);
 //   - whether the body is a multiply-accumulate C = C + X * Y (is_multiply_accumulate),
 //     and which multiplicand is read along the columns (multiplicands);
 //   - which spatial loop indexes the rows operand (row_loop): the i of an i x j tile;
-//   - how wide a column tile fits the innermost extent (column_tile);
+//   - how wide a column tile fits the innermost extent (column_tile), and how many rows of
+//     it the target's vector registers hold (row_tile);
 //   - whether the nest has enough work to pay for threads (parallelize).
+// The sizes come from the target (include/minic/target/target.h), never from constants of
+// a rule: vector tiles are counted in f32 lanes of its vector registers (vector_lanes: 16
+// with AVX-512, 8 with AVX2), register tiles in its vector registers.
 // It also holds the reduction and elementwise rules with their choices as arguments: the
 // default rules call them with fixed values, the search space with a point's.
-// For the matmul of stmt.h: spatial = [i, j], reduce = [k], rows = A, columns = B,
-// row_loop = i, column_tile(256) = 32.
+// For the matmul of stmt.h on an AVX-512 target: spatial = [i, j], reduce = [k], rows = A,
+// columns = B, row_loop = i, column_tile(256, 16) = 32, row_tile(64, 32, target) = 8.
 #pragma once
 
 #include "minic/ir/loop/stmt.h"
 #include "minic/schedule/schedule.h"
+#include "minic/target/target.h"
 
 #include <cstdint>
 #include <optional>
@@ -24,8 +29,15 @@
 
 namespace minic::schedule {
 
-inline constexpr int64_t kVectorLanes = 16;         // f32 lanes of an AVX-512 register
 inline constexpr int64_t kParallelMinWork = 16384;  // iterations below which threads do not pay
+
+// The f32 lanes of one vector register of a CPU target: the rules count vector tiles in
+// them whatever the element type (16 with AVX-512, 8 with AVX2).
+int64_t vector_lanes(const Target& target);
+
+// How many vector registers a register tile's accumulators may take: three quarters of
+// the target's (24 of AVX-512's 32, 12 of AVX2's 16), the rest holding the operands.
+int64_t accumulator_registers(const Target& target);
 
 // The loop's extent (constant in lowered kernels; 0 if it is not).
 int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref);
@@ -68,9 +80,14 @@ std::optional<LoopRef> row_loop(Schedule& sch, const loop::Block& block, const L
 // The loops of a block that a primitive made: the last `count` of get_loops.
 std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_t count);
 
-// The column tile: one or two vectors of 16 lanes where the extent allows; else the
-// largest divisor of the extent from 7 to 32; 0 if there is none.
-int64_t column_tile(int64_t extent);
+// The column tile: one or two vectors of `lanes` where the extent allows; else the
+// largest divisor of the extent from 7 to two vectors; 0 if there is none.
+int64_t column_tile(int64_t extent, int64_t lanes);
+
+// The register tile's rows for a row extent and a column tile of `columns`: 8, 4 or 2,
+// the largest that divides the extent and whose accumulators (rows times the column
+// tile's vectors) fit in accumulator_registers(target); 1 if none does.
+int64_t row_tile(int64_t extent, int64_t columns, const Target& target);
 
 // Makes the outermost of `outer` that has more than one iteration parallel, when the
 // whole nest has enough work (total_work >= kParallelMinWork).

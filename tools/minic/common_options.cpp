@@ -1,0 +1,62 @@
+// The options several subcommands share (common_options.h). Course module 8.
+#include "common_options.h"
+
+#include "minic/driver/target.h"
+#include "minic/support/error.h"
+
+namespace minic::cli {
+
+Target CommonOptions::parsed_target() const { return parse_target(target); }
+
+void add_common_options(CLI::App* command, CommonOptions& options,
+                        std::initializer_list<CommonOption> which) {
+  for (CommonOption option : which) {
+    switch (option) {
+      case CommonOption::passes:
+        command
+            ->add_option("--passes", options.passes,
+                         "Graph passes to run first: 'default' (the default pipeline), 'none', "
+                         "or names, comma-separated (run: 'none' by default with --backend "
+                         "interp; viz: instead of --stage)")
+            ->capture_default_str();
+        break;
+      case CommonOption::threads:
+        command
+            ->add_option("--threads", options.threads,
+                         "Threads the compiled kernels' parallel loops run on; 0: every core")
+            ->capture_default_str();
+        break;
+      case CommonOption::records:
+        command->add_option("--records", options.records,
+                            "A tuning database (from `minic tune`): kernels with a record for "
+                            "the target get its schedule, the others the default one (`minic "
+                            "compile` keeps a copy in its directory)");
+        break;
+      case CommonOption::input_shape:
+        command
+            ->add_option("--input-shape", options.input_shapes,
+                         "The shape of an input with symbolic dimensions: NAME=1x3x224x224 "
+                         "(repeatable)")
+            ->allow_extra_args(false);
+        break;
+      case CommonOption::target:
+        command
+            ->add_option("--target", options.target,
+                         "The machine to compile for: 'llvm' (this machine's CPU), 'llvm "
+                         "-mcpu=NAME [-mattr=+F,-G]' (a CPU LLVM knows: x86-64-v3, "
+                         "skylake-avx512, znver4), or 'cuda -arch=sm_XX' (sm_80, sm_86, "
+                         "sm_89, sm_90, sm_90a; its back end is not built yet)")
+            ->capture_default_str();
+        break;
+    }
+  }
+}
+
+void require_cpu_target(const Target& target, const std::string& subcommand) {
+  if (target.is_cuda()) {
+    fail("--target {}: the CUDA back end is not built yet ({} needs a CPU target)", target.str(),
+         subcommand);
+  }
+}
+
+}  // namespace minic::cli

@@ -1,0 +1,50 @@
+// The options several subcommands share, each declared once: the same name, meaning and
+// help wherever a subcommand takes it. Course module 8.
+//
+//   --passes       graph passes to run first ('default', 'none', or names)
+//   --threads      threads the compiled kernels' parallel loops run on (0: every core)
+//   --records      a tuning database (from `minic tune`)
+//   --input-shape  the shape of an input with symbolic dimensions (repeatable)
+//   --target       the machine to compile for (include/minic/target/target.h)
+//
+// A subcommand keeps a CommonOptions in its own options, sets the defaults that differ
+// for it, and declares the ones it takes:
+//
+//   auto options = std::make_shared<BenchOptions>();   // has CommonOptions common;
+//   add_common_options(command, options->common,
+//                      {CommonOption::passes, CommonOption::threads, CommonOption::target});
+#pragma once
+
+#include "minic/target/target.h"
+
+#include <CLI/CLI.hpp>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace minic::cli {
+
+enum class CommonOption { passes, threads, records, input_shape, target };
+
+struct CommonOptions {
+  std::string passes = "default";         // "default", "none", or "a,b,c"
+  int threads = 0;                        // 0: every core
+  std::string records;                    // a tuning database; empty: none
+  std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
+  std::string target = "llvm";            // a target's text; "llvm": this machine's CPU
+
+  // The target --target names (include/minic/driver/target.h); Error naming the word
+  // that is wrong.
+  Target parsed_target() const;
+};
+
+// Declares each option of `which` on `command`, bound to its field of `options` (whose
+// values are the defaults shown by --help).
+void add_common_options(CLI::App* command, CommonOptions& options,
+                        std::initializer_list<CommonOption> which);
+
+// Error unless `target` is a CPU target: what `subcommand` needs to compile and run code.
+void require_cpu_target(const Target& target, const std::string& subcommand);
+
+}  // namespace minic::cli
