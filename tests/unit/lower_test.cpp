@@ -84,15 +84,15 @@ std::vector<Tensor> run_lowered(const loop::PrimFunc& func, const Node& node,
                                 const std::vector<const Tensor*>& inputs) {
   std::vector<Tensor> arguments;
   std::set<const Value*> seen;
-  for (size_t k = 0; k < node.inputs.size(); ++k) {
-    if (!node.inputs[k] || !seen.insert(node.inputs[k]).second) continue;
+  for (size_t k = 0; k < node.inputs().size(); ++k) {
+    if (!node.input(k) || !seen.insert(node.input(k)).second) continue;
     arguments.push_back(*inputs[k]);
   }
-  for (const Value* output : node.outputs) arguments.emplace_back(output->type);
+  for (const Value* output : node.outputs()) arguments.emplace_back(output->type);
   std::vector<Tensor*> pointers;
   for (Tensor& argument : arguments) pointers.push_back(&argument);
   loop::run_func(func, pointers);
-  return std::vector<Tensor>(arguments.end() - node.outputs.size(), arguments.end());
+  return std::vector<Tensor>(arguments.end() - node.outputs().size(), arguments.end());
 }
 
 // The node tests the reference interpreter passes (tests/onnx/expected_pass.txt).
@@ -131,7 +131,9 @@ NodeCaseResult run_node_case(const fs::path& folder) {
   result.lowered = true;
   try {
     std::unordered_map<const Value*, Tensor> values;
-    for (const Value* input : graph.inputs()) values[input] = options.known_inputs.at(input->name);
+    for (const Value* input : graph.inputs()) {
+      values[input] = options.known_inputs.at(input->name());
+    }
     for (const Node* node : graph.nodes()) {
       loop::PrimFunc func;
       try {
@@ -148,13 +150,13 @@ NodeCaseResult run_node_case(const fs::path& folder) {
         return result;
       }
       std::vector<const Tensor*> inputs;
-      for (const Value* input : node->inputs) {
+      for (const Value* input : node->inputs()) {
         inputs.push_back(!input            ? nullptr
                          : input->constant ? input->constant.get()
                                            : &values.at(input));
       }
       std::vector<Tensor> outputs = run_lowered(func, *node, inputs);
-      for (size_t k = 0; k < outputs.size(); ++k) values[node->outputs[k]] = std::move(outputs[k]);
+      for (size_t k = 0; k < outputs.size(); ++k) values[node->output(k)] = std::move(outputs[k]);
     }
     for (size_t k = 0; k < graph.outputs().size(); ++k) {
       fs::path file = folder / "test_data_set_0" / fmt::format("output_{}.pb", k);
@@ -244,9 +246,9 @@ ModelCounts check_kernels(const Graph& graph, const std::string& model,
       ++counts.kernels;
       if (block_runs(func) > kMaxBlockRuns) continue;
       std::vector<Tensor> random_inputs;
-      random_inputs.reserve(node->inputs.size());
+      random_inputs.reserve(node->inputs().size());
       std::vector<const Tensor*> inputs;
-      for (const Value* input : node->inputs) {
+      for (const Value* input : node->inputs()) {
         if (!input) {
           inputs.push_back(nullptr);
         } else if (input->constant) {

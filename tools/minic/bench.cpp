@@ -143,7 +143,7 @@ nlohmann::ordered_json bench_json(const BenchOptions& options, const Graph& grap
   if (!options.records.empty()) json["records"] = options.records;
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const Value* input : graph.inputs()) {
-    inputs.push_back({{"name", input->name}, {"type", type_string(input->type)}});
+    inputs.push_back({{"name", input->name()}, {"type", type_string(input->type)}});
   }
   json["inputs"] = inputs;
   json["compile_ms"] = import_ms + passes_ms;
@@ -200,7 +200,7 @@ int bench_model(const BenchOptions& options) {
   std::mt19937_64 random(options.seed);
   std::vector<Tensor> inputs;
   for (const Value* input : model.graph().inputs()) {
-    auto given = import_options.known_inputs.find(input->name);
+    auto given = import_options.known_inputs.find(input->name());
     inputs.push_back(given != import_options.known_inputs.end()
                          ? given->second
                          : fill_tensor(input->type, Fill::random, random));
@@ -224,8 +224,8 @@ int bench_model(const BenchOptions& options) {
   fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
              options.seed);
   for (const Value* input : model.graph().inputs()) {
-    bool given = import_options.known_inputs.count(input->name) != 0;
-    fmt::print("  input    {}: {} ({})\n", input->name, type_string(input->type),
+    bool given = import_options.known_inputs.count(input->name()) != 0;
+    fmt::print("  input    {}: {} ({})\n", input->name(), type_string(input->type),
                given ? "given" : "random");
   }
   fmt::print("compile    {:.3f} ms (import {:.3f} ms, passes and code generation {:.3f} ms)\n",

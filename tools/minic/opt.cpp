@@ -71,7 +71,7 @@ class NumericCheck {
     for (size_t k = 0; k < outputs.size(); ++k) {
       TensorComparison comparison = compare_tensors(outputs[k], expected_[k], Tolerance{});
       if (!comparison.ok()) {
-        fail("pass '{}' changed output {} (%{}): {}", pass, k, graph.outputs()[k]->name,
+        fail("pass '{}' changed output {} (%{}): {}", pass, k, graph.outputs()[k]->name(),
              describe(comparison));
       }
     }
