@@ -20,16 +20,16 @@ namespace minic {
 
 std::vector<const Value*> kernel_arguments(const Node& node) {
   std::vector<const Value*> args;
-  for (const Value* input : node.inputs) {
+  for (const Value* input : node.inputs()) {
     if (input && std::find(args.begin(), args.end(), input) == args.end()) args.push_back(input);
   }
-  for (const Value* output : node.outputs) args.push_back(output);
+  for (const Value* output : node.outputs()) args.push_back(output);
   return args;
 }
 
 runtime::KernelCall reference_kernel_call(const Node& node, int opset) {
   std::vector<const Value*> args = kernel_arguments(node);
-  size_t num_inputs = args.size() - node.outputs.size();
+  size_t num_inputs = args.size() - node.outputs().size();
   return [&node, opset, args, num_inputs](void** pointers) {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < num_inputs; ++i) {
@@ -43,7 +43,7 @@ runtime::KernelCall reference_kernel_call(const Node& node, int opset) {
     } else {
       // Each input of the node is one of the distinct arguments (or omitted).
       std::vector<const Tensor*> node_inputs;
-      for (const Value* input : node.inputs) {
+      for (const Value* input : node.inputs()) {
         auto it = std::find(args.begin(), args.begin() + num_inputs, input);
         node_inputs.push_back(input ? &inputs[it - args.begin()] : nullptr);
       }
@@ -61,7 +61,7 @@ runtime::ExecutionPlan build_execution_plan(
   std::unordered_map<const Value*, int> buffer_of;
   auto add_buffer = [&](const Value* value, runtime::BufferKind kind) {
     buffer_of[value] = static_cast<int>(plan.buffers.size());
-    plan.buffers.push_back({value->name, value->type, kind, value->constant, 0});
+    plan.buffers.push_back({value->name(), value->type, kind, value->constant, 0});
     return buffer_of[value];
   };
   for (const Value* input : graph.inputs()) {

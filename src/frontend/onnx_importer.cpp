@@ -282,15 +282,16 @@ class Importer {
     }
     // Link inputs by name now that every value exists.
     for (auto& [node, proto] : built) {
+      std::vector<Value*> inputs;
       for (const std::string& name : proto->input()) {
         Value* input = nullptr;
         if (!name.empty()) {
           input = graph_.find_value(name);
           if (!input) fail("{} uses %{}, which is not defined", node->describe(), name);
-          input->users.push_back(node);
         }
-        node->inputs.push_back(input);
+        inputs.push_back(input);
       }
+      graph_.set_inputs(node, std::move(inputs));
     }
     graph_.sort_topologically();
   }
@@ -309,7 +310,7 @@ class Importer {
   void infer_types() {
     ShapeInferenceOptions inference;
     inference.input_value = [&](const Value& input) -> std::optional<Tensor> {
-      auto it = options_.known_inputs.find(input.name);
+      auto it = options_.known_inputs.find(input.name());
       if (it == options_.known_inputs.end()) return std::nullopt;
       return it->second;
     };

@@ -43,11 +43,11 @@ struct KernelValues {
 
 // "no compute rule for op X (node N[, in fused node M])".
 std::string rule_error(const Node& node, const Node* fused) {
-  std::string where = node.name.empty() ? fmt::format("defining %{}", node.outputs[0]->name)
+  std::string where = node.name.empty() ? fmt::format("defining %{}", node.output(0)->name())
                                         : fmt::format("'{}'", node.name);
   if (fused) {
     return fmt::format("no compute rule for op {} (node {}, in fused node {})", node.op, where,
-                       fused->name.empty() ? "defining %" + fused->outputs[0]->name : fused->name);
+                       fused->name.empty() ? "defining %" + fused->output(0)->name() : fused->name);
   }
   return fmt::format("no compute rule for op {} (node {})", node.op, where);
 }
@@ -62,7 +62,7 @@ std::vector<ComputeTensor> lower_op(const Node& node, int opset, const Target& t
   const OpSchema* schema = op_registry().find(node.op);
   if (!schema || !schema->compute) throw NoComputeRule(rule_error(node, fused));
   std::vector<std::optional<ComputeTensor>> inputs;
-  for (const Value* input : node.inputs) {
+  for (const Value* input : node.inputs()) {
     if (input) {
       inputs.emplace_back(values.tensors.at(input));
     } else {
@@ -70,21 +70,21 @@ std::vector<ComputeTensor> lower_op(const Node& node, int opset, const Target& t
     }
   }
   auto constants = [&node, &values](size_t index) -> const Tensor* {
-    auto it = values.constants.find(node.inputs[index]);
+    auto it = values.constants.find(node.input(index));
     return it == values.constants.end() ? nullptr : it->second;
   };
   ComputeContext ctx(node, opset, target, builder, std::move(inputs), constants);
   std::vector<ComputeTensor> outputs = schema->compute(ctx);
-  if (outputs.size() != node.outputs.size()) {
+  if (outputs.size() != node.outputs().size()) {
     internal_fail("the compute rule of {} gives {} outputs for {}",
-                  node.describe(), outputs.size(), node.outputs.size());
+                  node.describe(), outputs.size(), node.outputs().size());
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
-    if (outputs[k].type() != node.outputs[k]->type) {
+    if (outputs[k].type() != node.output(k)->type) {
       internal_fail("the compute rule of {} gives output {} as {}, "
                     "but its type is {}",
                     node.describe(), k, type_string(outputs[k].type()),
-                    type_string(node.outputs[k]->type));
+                    type_string(node.output(k)->type));
     }
   }
   return outputs;
@@ -93,10 +93,10 @@ std::vector<ComputeTensor> lower_op(const Node& node, int opset, const Target& t
 void check_static(const Node& node, const Value& value) {
   if (!value.has_type) {
     fail("{}: value %{} has no inferred type; lowering needs static shapes", node.describe(),
-         value.name);
+         value.name());
   }
   for (int64_t dim : value.type.shape) {
-    if (dim < 0) fail("{}: value %{} has a dynamic dimension", node.describe(), value.name);
+    if (dim < 0) fail("{}: value %{} has a dynamic dimension", node.describe(), value.name());
   }
 }
 
@@ -117,7 +117,9 @@ bool can_lower(const Node& node) {
 
 std::string kernel_name(const Node& node) {
   std::string source = node.name;
-  if (source.empty()) source = node.op + "_" + (node.outputs.empty() ? "" : node.outputs[0]->name);
+  if (source.empty()) {
+    source = node.op + "_" + (node.outputs().empty() ? "" : node.output(0)->name());
+  }
   std::string name;
   for (char c : source) {
     bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -137,26 +139,26 @@ loop::PrimFunc lower_node(const Node& node, int opset, const Target& target) {
   // Step 1: the parameters.
   KernelBuilder builder;
   KernelValues values;
-  for (const Value* input : node.inputs) {
+  for (const Value* input : node.inputs()) {
     if (!input || values.tensors.count(input)) continue;
     check_static(node, *input);
-    values.tensors.emplace(input, builder.add_input(input->name, input->type));
+    values.tensors.emplace(input, builder.add_input(input->name(), input->type));
     if (input->constant) values.constants[input] = input->constant.get();
   }
   std::vector<loop::Buffer> outputs;
-  for (const Value* output : node.outputs) {
+  for (const Value* output : node.outputs()) {
     check_static(node, *output);
-    outputs.push_back(builder.add_output(output->name, output->type));
+    outputs.push_back(builder.add_output(output->name(), output->type));
   }
 
   // Steps 2 and 3: the ops, and the outputs they leave the kernel by.
   std::vector<const Node*> ops = {&node};
-  std::vector<const Value*> kernel_outputs(node.outputs.begin(), node.outputs.end());
+  std::vector<const Value*> kernel_outputs(node.outputs().begin(), node.outputs().end());
   if (node.is_fused()) {
     const Graph& body = *node.body;
-    MINIC_CHECK(body.inputs().size() == node.inputs.size());
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const Value* outer = node.inputs[k];
+    MINIC_CHECK(body.inputs().size() == node.inputs().size());
+    for (size_t k = 0; k < node.inputs().size(); ++k) {
+      const Value* outer = node.input(k);
       values.tensors.emplace(body.inputs()[k], values.tensors.at(outer));
       if (outer->constant) values.constants[body.inputs()[k]] = outer->constant.get();
     }
@@ -166,10 +168,10 @@ loop::PrimFunc lower_node(const Node& node, int opset, const Target& target) {
   }
   const Node* fused = node.is_fused() ? &node : nullptr;
   for (const Node* op : ops) {
-    for (const Value* output : op->outputs) check_static(node, *output);
+    for (const Value* output : op->outputs()) check_static(node, *output);
     std::vector<ComputeTensor> results = lower_op(*op, opset, target, builder, values, fused);
     for (size_t k = 0; k < results.size(); ++k) {
-      const Value* value = op->outputs[k];
+      const Value* value = op->output(k);
       values.tensors.emplace(value, results[k]);
       for (size_t j = 0; j < kernel_outputs.size(); ++j) {
         if (kernel_outputs[j] == value) builder.bind(results[k], outputs[j]);

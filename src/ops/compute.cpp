@@ -44,7 +44,7 @@ const Tensor& ComputeContext::constant_input(size_t index) const {
     no_rule(fmt::format("its computation depends on the value of input {} (%{}), which is "
                         "only known at run time; the lowering to loop IR needs it to be a "
                         "constant",
-                        index, node().inputs[index]->name));
+                        index, node().input(index)->name()));
   }
   return *value;
 }
@@ -61,7 +61,7 @@ ComputeTensor ComputeContext::reduce(
 }
 
 void ComputeContext::no_rule(const std::string& reason) const {
-  std::string where = node().name.empty() ? "defining %" + node().outputs.at(0)->name
+  std::string where = node().name.empty() ? "defining %" + node().outputs().at(0)->name()
                                           : fmt::format("'{}'", node().name);
   throw NoComputeRule(
       fmt::format("no compute rule for op {} (node {}): {}", node().op, where, reason));

@@ -43,6 +43,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <tuple>
 
 namespace minic {
 
@@ -106,44 +108,18 @@ std::pair<std::vector<Term>, std::optional<Term>> parse_equation(const NodeConte
   return {inputs, output};
 }
 
-EinsumPlan plan_einsum(const NodeContext& ctx, const std::vector<Shape>& shapes) {
-  auto [terms, output] = parse_equation(ctx);
-  if (terms.size() != shapes.size()) {
-    ctx.fail("equation '{}' names {} operands but the node has {} inputs",
-             ctx.get_string("equation", ""), terms.size(), shapes.size());
-  }
-
-  // How many dimensions each operand's ellipsis stands for; the widest sets the number of
-  // ellipsis variables.
-  std::vector<int64_t> ellipsis_rank(terms.size(), 0);
+// The operands' terms, with how many dimensions each operand's ellipsis stands for; the
+// widest sets the number of ellipsis variables.
+struct Operands {
+  std::vector<Term> terms;
+  std::optional<Term> output;
+  std::vector<int64_t> ellipsis_rank;
   int64_t ellipsis_vars = 0;
-  for (size_t t = 0; t < terms.size(); ++t) {
-    int64_t rank = static_cast<int64_t>(shapes[t].size());
-    int64_t letters = static_cast<int64_t>(terms[t].letters.size());
-    if (terms[t].ellipsis_at < 0 ? rank != letters : rank < letters) {
-      ctx.fail("operand {} has rank {} but its term '{}' labels {} dimensions{}", t, rank,
-               terms[t].letters, letters, terms[t].ellipsis_at < 0 ? "" : " plus an ellipsis");
-    }
-    ellipsis_rank[t] = rank - letters;
-    ellipsis_vars = std::max(ellipsis_vars, ellipsis_rank[t]);
-  }
 
-  // The size of each letter (equal wherever it appears), and of each ellipsis dimension
-  // (broadcast). Ellipsis variable e is named by the key -1 - e.
-  std::map<int, int64_t> size_of;
-  std::map<char, int> occurrences;
-  auto note_size = [&](int key, int64_t size, bool broadcasts) {
-    auto [it, inserted] = size_of.emplace(key, size);
-    if (inserted || it->second == size) return;
-    if (broadcasts && (size == 1 || it->second == 1)) {
-      it->second = std::max(it->second, size);
-      return;
-    }
-    if (key >= 0) ctx.fail("label '{}' has sizes {} and {}", char(key), it->second, size);
-    ctx.fail("the dimensions the ellipsis stands for do not broadcast");
-  };
-  // Calls fn(dim, key) for each dimension of operand t.
-  auto for_each_dim = [&](size_t t, auto&& fn) {
+  // Calls fn(dim, key) for each dimension of operand t, where key names its variable: a
+  // letter, or -1 - e for ellipsis variable e (aligned at the right across operands).
+  template <typename Fn>
+  void for_each_dim(size_t t, Fn&& fn) const {
     const Term& term = terms[t];
     int64_t dim = 0;
     for (int64_t l = 0; l <= static_cast<int64_t>(term.letters.size()); ++l) {
@@ -154,38 +130,97 @@ EinsumPlan plan_einsum(const NodeContext& ctx, const std::vector<Shape>& shapes)
       }
       if (l < static_cast<int64_t>(term.letters.size())) fn(dim++, int(term.letters[l]));
     }
-  };
-  for (size_t t = 0; t < terms.size(); ++t) {
-    for_each_dim(t, [&](int64_t dim, int key) { note_size(key, shapes[t][dim], key < 0); });
-    for (char letter : terms[t].letters) ++occurrences[letter];
   }
+};
 
-  // The output's variables, in order.
+// Step 1: parse the equation and match each term against its operand's rank.
+Operands read_operands(const NodeContext& ctx, const std::vector<Shape>& shapes) {
+  Operands operands;
+  std::tie(operands.terms, operands.output) = parse_equation(ctx);
+  const std::vector<Term>& terms = operands.terms;
+  if (terms.size() != shapes.size()) {
+    ctx.fail("equation '{}' names {} operands but the node has {} inputs",
+             ctx.get_string("equation", ""), terms.size(), shapes.size());
+  }
+  operands.ellipsis_rank.assign(terms.size(), 0);
+  for (size_t t = 0; t < terms.size(); ++t) {
+    int64_t rank = static_cast<int64_t>(shapes[t].size());
+    int64_t letters = static_cast<int64_t>(terms[t].letters.size());
+    if (terms[t].ellipsis_at < 0 ? rank != letters : rank < letters) {
+      ctx.fail("operand {} has rank {} but its term '{}' labels {} dimensions{}", t, rank,
+               terms[t].letters, letters, terms[t].ellipsis_at < 0 ? "" : " plus an ellipsis");
+    }
+    operands.ellipsis_rank[t] = rank - letters;
+    operands.ellipsis_vars = std::max(operands.ellipsis_vars, operands.ellipsis_rank[t]);
+  }
+  return operands;
+}
+
+// The size of each variable (by key, see Operands::for_each_dim), and how many times each
+// letter appears across the operands.
+struct Variables {
+  std::map<int, int64_t> size_of;
+  std::map<char, int> occurrences;
+};
+
+// Step 2: the size of each letter (equal wherever it appears), and of each ellipsis
+// dimension (broadcast).
+Variables size_variables(const NodeContext& ctx, const Operands& operands,
+                         const std::vector<Shape>& shapes) {
+  Variables vars;
+  auto note_size = [&](int key, int64_t size, bool broadcasts) {
+    auto [it, inserted] = vars.size_of.emplace(key, size);
+    if (inserted || it->second == size) return;
+    if (broadcasts && (size == 1 || it->second == 1)) {
+      it->second = std::max(it->second, size);
+      return;
+    }
+    if (key >= 0) ctx.fail("label '{}' has sizes {} and {}", char(key), it->second, size);
+    ctx.fail("the dimensions the ellipsis stands for do not broadcast");
+  };
+  for (size_t t = 0; t < operands.terms.size(); ++t) {
+    const Shape& shape = shapes[t];
+    operands.for_each_dim(t, [&](int64_t dim, int key) { note_size(key, shape[dim], key < 0); });
+    for (char letter : operands.terms[t].letters) ++vars.occurrences[letter];
+  }
+  return vars;
+}
+
+// Step 3: the output's variables, in order: as the output term names them, or, in the
+// implicit form, the ellipsis followed by the letters that appear once.
+std::vector<int> output_variables(const NodeContext& ctx, const Operands& operands,
+                                  const Variables& vars) {
   std::vector<int> output_keys;
   auto add_ellipsis = [&] {
-    for (int e = 0; e < ellipsis_vars; ++e) output_keys.push_back(-1 - e);
+    for (int e = 0; e < operands.ellipsis_vars; ++e) output_keys.push_back(-1 - e);
   };
-  if (output) {
-    for (int64_t l = 0; l <= static_cast<int64_t>(output->letters.size()); ++l) {
-      if (l == output->ellipsis_at) add_ellipsis();
-      if (l == static_cast<int64_t>(output->letters.size())) break;
-      char letter = output->letters[l];
-      if (!occurrences.count(letter)) ctx.fail("output label '{}' labels no operand", letter);
-      if (std::count(output->letters.begin(), output->letters.end(), letter) > 1) {
-        ctx.fail("output label '{}' appears twice", letter);
-      }
-      output_keys.push_back(int(letter));
-    }
-  } else {
+  const std::optional<Term>& output = operands.output;
+  if (!output) {
     add_ellipsis();
-    for (auto [letter, count] : occurrences) {  // std::map: alphabetical, 'A' < 'a'
+    for (auto [letter, count] : vars.occurrences) {  // std::map: alphabetical, 'A' < 'a'
       if (count == 1) output_keys.push_back(int(letter));
     }
+    return output_keys;
   }
+  for (int64_t l = 0; l <= static_cast<int64_t>(output->letters.size()); ++l) {
+    if (l == output->ellipsis_at) add_ellipsis();
+    if (l == static_cast<int64_t>(output->letters.size())) break;
+    char letter = output->letters[l];
+    if (!vars.occurrences.count(letter)) ctx.fail("output label '{}' labels no operand", letter);
+    if (std::count(output->letters.begin(), output->letters.end(), letter) > 1) {
+      ctx.fail("output label '{}' appears twice", letter);
+    }
+    output_keys.push_back(int(letter));
+  }
+  return output_keys;
+}
 
-  // Loop variables: the output's, then the summed ones.
+// Step 4: the loop variables (the output's, then the summed ones), and each operand's and
+// the output's strides along them.
+EinsumPlan make_plan(const Operands& operands, const std::vector<Shape>& shapes,
+                     const Variables& vars, const std::vector<int>& output_keys) {
   std::vector<int> loop_keys = output_keys;
-  for (auto [key, size] : size_of) {
+  for (auto [key, size] : vars.size_of) {
     if (std::find(loop_keys.begin(), loop_keys.end(), key) == loop_keys.end()) {
       loop_keys.push_back(key);
     }
@@ -195,18 +230,19 @@ EinsumPlan plan_einsum(const NodeContext& ctx, const std::vector<Shape>& shapes)
   };
 
   EinsumPlan plan;
-  for (int key : loop_keys) plan.loop_shape.push_back(size_of.at(key));
-  for (int key : output_keys) plan.output_shape.push_back(size_of.at(key));
+  for (int key : loop_keys) plan.loop_shape.push_back(vars.size_of.at(key));
+  for (int key : output_keys) plan.output_shape.push_back(vars.size_of.at(key));
   plan.output_strides.assign(loop_keys.size(), 0);
   Shape dense = row_major_strides(plan.output_shape);
   for (size_t i = 0; i < output_keys.size(); ++i) plan.output_strides[i] = dense[i];
-  for (size_t t = 0; t < terms.size(); ++t) {
+  for (size_t t = 0; t < operands.terms.size(); ++t) {
+    const Shape& shape = shapes[t];
     Shape strides(loop_keys.size(), 0);
-    std::vector<int64_t> variables(shapes[t].size(), -1);
-    Shape operand = row_major_strides(shapes[t]);
-    for_each_dim(t, [&](int64_t dim, int key) {
+    std::vector<int64_t> variables(shape.size(), -1);
+    Shape operand = row_major_strides(shape);
+    operands.for_each_dim(t, [&](int64_t dim, int key) {
       // A broadcast dimension of size 1 stays at index 0.
-      if (shapes[t][dim] == 1) return;
+      if (shape[dim] == 1) return;
       strides[position(key)] += operand[dim];
       variables[dim] = position(key);
     });
@@ -214,6 +250,13 @@ EinsumPlan plan_einsum(const NodeContext& ctx, const std::vector<Shape>& shapes)
     plan.input_variables.push_back(std::move(variables));
   }
   return plan;
+}
+
+EinsumPlan plan_einsum(const NodeContext& ctx, const std::vector<Shape>& shapes) {
+  Operands operands = read_operands(ctx, shapes);
+  Variables vars = size_variables(ctx, operands, shapes);
+  std::vector<int> output_keys = output_variables(ctx, operands, vars);
+  return make_plan(operands, shapes, vars, output_keys);
 }
 
 std::vector<TensorType> einsum_shape(const ShapeContext& ctx) {

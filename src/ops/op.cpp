@@ -85,12 +85,12 @@ int64_t NodeContext::normalize_axis(int64_t axis, int64_t rank) const {
 
 const TensorType& ShapeContext::input_type(size_t index) const {
   if (!has_input(index)) fail("input {} is required but missing", index);
-  return node().inputs[index]->type;
+  return node().input(index)->type;
 }
 
 const Tensor* ShapeContext::known_value(size_t index) const {
   if (!has_input(index)) return nullptr;
-  return lookup_(node().inputs[index]);
+  return lookup_(node().input(index));
 }
 
 const Tensor& ShapeContext::input_value(size_t index) const {
@@ -100,7 +100,7 @@ const Tensor& ShapeContext::input_value(size_t index) const {
     fail("its output shape depends on the value of input {} (%{}), which is only known at run "
          "time; minic compiles for static shapes, so that value must be a constant (if %{} is a "
          "graph input, give its value with `minic run --input`)",
-         index, node().inputs[index]->name, node().inputs[index]->name);
+         index, node().input(index)->name(), node().input(index)->name());
   }
   return *value;
 }

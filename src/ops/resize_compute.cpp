@@ -176,53 +176,50 @@ loop::Expr extrapolated(const ResizeAttributes& a, const std::vector<ResampledAx
   return outside;
 }
 
-}  // namespace
-
-std::vector<ComputeTensor> resize_compute(const ComputeContext& ctx) {
-  const ComputeTensor& x = ctx.input(0);
-  const TensorType& type = ctx.output_type(0);
-  ResizeAttributes a = ResizeAttributes::read(ctx, x.rank());
-  ResizePlan plan = plan_resize(ctx, a, x.shape(), [&](size_t input) -> const Tensor& {
-    return ctx.constant_input(input);
-  });
+// The axes the rule resamples; the rest read the output's own index.
+std::vector<ResampledAxis> resampled_axes(const ResizeAttributes& a, const ResizePlan& plan,
+                                          const ComputeTensor& x) {
   std::vector<ResampledAxis> axes;
   for (int64_t axis : a.axes) {
     if (!resamples_axis(a, plan, x.shape(), axis)) continue;
     axes.push_back({axis, x.dim(axis), plan.output[axis], plan.scales[axis],
                     plan.roi_start[axis], plan.roi_end[axis]});
   }
-  const std::string name = stage_name(ctx);
-  const bool floating = is_float(type.dtype);
-  if (a.coordinates == CoordinateMode::tf_crop_and_resize && !floating) {
-    ctx.no_rule("extrapolation_value is rounded into an integer output only by the kernel");
-  }
-  const bool gather = a.mode == ResizeMode::nearest || axes.empty();
-  if (!gather && !floating) {
-    ctx.no_rule("interpolating an integer tensor rounds half to even, which only the kernel "
-                "does");
-  }
+  return axes;
+}
 
-  if (gather) {
-    return {ctx.compute(name, type, [&](const Indices& i) {
-      Indices at = i;
-      for (const ResampledAxis& r : axes) {
-        at[r.axis] = clamp_index(nearest_index(a, r, original_coordinate(a, r, i[r.axis])),
-                                 r.input);
-      }
-      loop::Expr outside = extrapolated(a, axes, i);
-      if (!outside) return x(at);
-      return select(outside, constant(type.dtype, a.extrapolation_value), x(at));
-    })};
-  }
+// `value` at output position i, or extrapolation_value where i lies outside the crop.
+loop::Expr or_extrapolated(const ResizeAttributes& a, const std::vector<ResampledAxis>& axes,
+                           DType dtype, const Indices& i, loop::Expr value) {
+  loop::Expr outside = extrapolated(a, axes, i);
+  if (!outside) return value;
+  return select(outside, constant(dtype, a.extrapolation_value), value);
+}
 
-  // The weight of each tap of each output position, per axis, in a buffer of its own: the
-  // reduction below reads it for every element. Where the weights are rescaled, their
-  // sum per output position is a reduction first.
+// Step 2: nearest (or no axis resampled): one gather.
+ComputeTensor nearest_gather(const ComputeContext& ctx, const std::string& name,
+                             const ResizeAttributes& a, const std::vector<ResampledAxis>& axes) {
+  const ComputeTensor& x = ctx.input(0);
+  const TensorType& type = ctx.output_type(0);
+  return ctx.compute(name, type, [&](const Indices& i) {
+    Indices at = i;
+    for (const ResampledAxis& r : axes) {
+      at[r.axis] = clamp_index(nearest_index(a, r, original_coordinate(a, r, i[r.axis])),
+                               r.input);
+    }
+    return or_extrapolated(a, axes, type.dtype, i, x(at));
+  });
+}
+
+// The weight of each tap of each output position, per axis, in a buffer of its own: the
+// interpolating reduction reads it for every element. Where the weights are rescaled,
+// their sum per output position is a reduction first.
+std::vector<ComputeTensor> tap_weights(const ComputeContext& ctx, const std::string& name,
+                                       const ResizeAttributes& a,
+                                       const std::vector<ResampledAxis>& axes) {
   std::vector<ComputeTensor> weights;
-  Shape tap_extents;
   for (const ResampledAxis& r : axes) {
     const int64_t count = Taps::of(a, r.scale).count;
-    tap_extents.push_back(count);
     const TensorType table = {DType::f64, {r.output, count}};
     ComputeTensor raw = ctx.compute(name + "_weights", table, [&](const Indices& i) {
       return sample_tap(a, r, i[0], i[1]).weight;
@@ -239,6 +236,18 @@ std::vector<ComputeTensor> resize_compute(const ComputeContext& ctx) {
     }
     weights.push_back(ctx.keep(raw));
   }
+  return weights;
+}
+
+// Step 3: linear and cubic: a weighted sum over the taps of every resampled axis, in f64,
+// converted to the output type after.
+ComputeTensor interpolation(const ComputeContext& ctx, const std::string& name,
+                            const ResizeAttributes& a, const std::vector<ResampledAxis>& axes) {
+  const ComputeTensor& x = ctx.input(0);
+  const TensorType& type = ctx.output_type(0);
+  std::vector<ComputeTensor> weights = tap_weights(ctx, name, a, axes);
+  Shape tap_extents;
+  for (const ResampledAxis& r : axes) tap_extents.push_back(Taps::of(a, r.scale).count);
 
   // sum[i] = sum over taps t of (product over axes of weight(i, t)) * X[position(i, t)]
   ComputeTensor sum = ctx.reduce(name, {DType::f64, type.shape}, tap_extents, Reducer::sum,
@@ -253,12 +262,33 @@ std::vector<ComputeTensor> resize_compute(const ComputeContext& ctx) {
     }
     return product * cast(DType::f64, x(at));
   });
-  return {ctx.compute(name + "_output", type, [&](const Indices& i) {
-    loop::Expr value = cast(type.dtype, sum(i));
-    loop::Expr outside = extrapolated(a, axes, i);
-    if (!outside) return value;
-    return select(outside, constant(type.dtype, a.extrapolation_value), value);
-  })};
+  return ctx.compute(name + "_output", type, [&](const Indices& i) {
+    return or_extrapolated(a, axes, type.dtype, i, cast(type.dtype, sum(i)));
+  });
+}
+
+}  // namespace
+
+std::vector<ComputeTensor> resize_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const TensorType& type = ctx.output_type(0);
+  ResizeAttributes a = ResizeAttributes::read(ctx, x.rank());
+  ResizePlan plan = plan_resize(ctx, a, x.shape(), [&](size_t input) -> const Tensor& {
+    return ctx.constant_input(input);
+  });
+  std::vector<ResampledAxis> axes = resampled_axes(a, plan, x);
+  const std::string name = stage_name(ctx);
+  const bool floating = is_float(type.dtype);
+  if (a.coordinates == CoordinateMode::tf_crop_and_resize && !floating) {
+    ctx.no_rule("extrapolation_value is rounded into an integer output only by the kernel");
+  }
+  const bool gather = a.mode == ResizeMode::nearest || axes.empty();
+  if (!gather && !floating) {
+    ctx.no_rule("interpolating an integer tensor rounds half to even, which only the kernel "
+                "does");
+  }
+  if (gather) return {nearest_gather(ctx, name, a, axes)};
+  return {interpolation(ctx, name, a, axes)};
 }
 
 }  // namespace minic

@@ -21,21 +21,21 @@ namespace {
 // on the opset.
 void check_counts(const Node& node, const OpSchema& schema, int opset) {
   NodeContext ctx(node, opset);
-  int inputs = static_cast<int>(node.inputs.size());
+  int inputs = static_cast<int>(node.inputs().size());
   // Trailing omitted inputs do not count.
-  while (inputs > 0 && !node.inputs[inputs - 1]) --inputs;
+  while (inputs > 0 && !node.input(inputs - 1)) --inputs;
   if (inputs < schema.min_inputs || inputs > schema.max_inputs) {
     ctx.fail("has {} inputs; {} takes {} to {}", inputs, node.op, schema.min_inputs,
           schema.max_inputs);
   }
-  int outputs = static_cast<int>(node.outputs.size());
+  int outputs = static_cast<int>(node.outputs().size());
   if (outputs < schema.min_outputs || outputs > schema.max_outputs) {
     ctx.fail("has {} outputs; {} gives {} to {}", outputs, node.op, schema.min_outputs,
           schema.max_outputs);
   }
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (node.inputs[i] && !node.inputs[i]->has_type) {
-      ctx.fail("input {} (%{}) is used before it is defined", i, node.inputs[i]->name);
+  for (size_t i = 0; i < node.inputs().size(); ++i) {
+    if (node.input(i) && !node.input(i)->has_type) {
+      ctx.fail("input {} (%{}) is used before it is defined", i, node.input(i)->name());
     }
   }
 }
@@ -47,29 +47,30 @@ void infer_fused_shapes(Node& node, int opset,
                         const std::function<const Tensor*(const Value*)>& outer_value) {
   Graph& body = *node.body;
   body.opset = opset;
-  if (body.inputs().size() != node.inputs.size() || body.outputs().size() != node.outputs.size()) {
+  if (body.inputs().size() != node.inputs().size() ||
+      body.outputs().size() != node.outputs().size()) {
     fail("{}: its body has {} inputs and {} outputs, the node {} and {}", node.describe(),
-         body.inputs().size(), body.outputs().size(), node.inputs.size(), node.outputs.size());
+         body.inputs().size(), body.outputs().size(), node.inputs().size(), node.outputs().size());
   }
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (!node.inputs[i] || !node.inputs[i]->has_type) {
+  for (size_t i = 0; i < node.inputs().size(); ++i) {
+    if (!node.input(i) || !node.input(i)->has_type) {
       fail("{}: input {} is missing or used before it is defined", node.describe(), i);
     }
-    body.inputs()[i]->type = node.inputs[i]->type;
+    body.inputs()[i]->type = node.input(i)->type;
     body.inputs()[i]->has_type = true;
   }
   ShapeInferenceOptions body_options;
   body_options.known_input_value = [&](const Value& input) -> const Tensor* {
     const std::vector<Value*>& inputs = node.body->inputs();
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i] == &input) return outer_value(node.inputs[i]);
+      if (inputs[i] == &input) return outer_value(node.input(i));
     }
     return nullptr;
   };
   infer_shapes(body, body_options);
-  for (size_t i = 0; i < node.outputs.size(); ++i) {
-    node.outputs[i]->type = body.outputs()[i]->type;
-    node.outputs[i]->has_type = true;
+  for (size_t i = 0; i < node.outputs().size(); ++i) {
+    node.output(i)->type = body.outputs()[i]->type;
+    node.output(i)->has_type = true;
   }
 }
 
@@ -92,15 +93,15 @@ std::vector<Tensor> evaluate_node(const Node& node, int opset,
     if (std::string_view(error.what()).starts_with(prefix)) throw;
     throw Error(prefix + error.what());
   }
-  if (outputs.size() != node.outputs.size()) {
+  if (outputs.size() != node.outputs().size()) {
     internal_fail("{}: the kernel gave {} outputs, the node has {}",
-                  node.describe(), outputs.size(), node.outputs.size());
+                  node.describe(), outputs.size(), node.outputs().size());
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (outputs[i].type() != node.outputs[i]->type) {
+    if (outputs[i].type() != node.output(i)->type) {
       internal_fail("{}: output {} is {} but its shape rule said {}",
                     node.describe(), i, type_string(outputs[i].type()),
-                    type_string(node.outputs[i]->type));
+                    type_string(node.output(i)->type));
     }
   }
   return outputs;
@@ -118,7 +119,7 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
     }
     if (options.input_value && graph.is_graph_input(value)) {
       if (std::optional<Tensor> data = options.input_value(*value)) {
-        Value* input = graph.find_value(value->name);
+        Value* input = graph.find_value(value->name());
         graph.freeze_input(input, std::move(*data));
         return input->constant.get();
       }
@@ -137,24 +138,24 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
 
     ShapeContext ctx(*node, graph.opset, lookup);
     std::vector<TensorType> types = schema->shape_rule(ctx);
-    MINIC_CHECK(types.size() == node->outputs.size());
+    MINIC_CHECK(types.size() == node->outputs().size());
     for (size_t i = 0; i < types.size(); ++i) {
       check_shape(types[i].shape, types[i].dtype,
-                  fmt::format("{}: output {} (%{})", node->describe(), i, node->outputs[i]->name));
-      node->outputs[i]->type = types[i];
-      node->outputs[i]->has_type = true;
+                  fmt::format("{}: output {} (%{})", node->describe(), i, node->output(i)->name()));
+      node->output(i)->type = types[i];
+      node->output(i)->has_type = true;
     }
 
     // Values the rule set itself (Shape, Size) are known whatever the inputs.
     auto& rule_values = ctx.output_values();
     for (size_t i = 0; i < rule_values.size(); ++i) {
-      if (rule_values[i]) known.insert_or_assign(node->outputs[i], std::move(*rule_values[i]));
+      if (rule_values[i]) known.insert_or_assign(node->output(i), std::move(*rule_values[i]));
     }
 
     // Propagate small known values through the reference kernel.
     bool all_known = true;
     std::vector<const Tensor*> inputs;
-    for (const Value* input : node->inputs) {
+    for (const Value* input : node->inputs()) {
       const Tensor* value = nullptr;
       if (input) {
         if (input->constant) {
@@ -172,7 +173,7 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
     if (all_known && elements <= options.max_known_elements && rule_values.empty()) {
       std::vector<Tensor> outputs = evaluate_node(*node, graph.opset, inputs);
       for (size_t i = 0; i < outputs.size(); ++i) {
-        known.insert_or_assign(node->outputs[i], std::move(outputs[i]));
+        known.insert_or_assign(node->output(i), std::move(outputs[i]));
       }
     }
   }

@@ -20,7 +20,7 @@ std::vector<Tensor> interpret(const Graph& graph, const std::vector<Tensor>& inp
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value* input = graph.inputs()[i];
     if (inputs[i].type() != input->type) {
-      fail("input {} (%{}) should be {}, got {}", i, input->name, type_string(input->type),
+      fail("input {} (%{}) should be {}, got {}", i, input->name(), type_string(input->type),
            type_string(inputs[i].type()));
     }
     live.emplace(input, inputs[i]);
@@ -29,7 +29,7 @@ std::vector<Tensor> interpret(const Graph& graph, const std::vector<Tensor>& inp
   // How many uses of each value remain; a graph output is never freed.
   std::unordered_map<const Value*, int> remaining_uses;
   for (const Node* node : graph.nodes()) {
-    for (const Value* input : node->inputs) {
+    for (const Value* input : node->inputs()) {
       if (input) ++remaining_uses[input];
     }
   }
@@ -44,7 +44,7 @@ std::vector<Tensor> interpret(const Graph& graph, const std::vector<Tensor>& inp
 
   for (const Node* node : graph.nodes()) {
     std::vector<const Tensor*> args;
-    for (const Value* input : node->inputs) args.push_back(input ? tensor_of(input) : nullptr);
+    for (const Value* input : node->inputs()) args.push_back(input ? tensor_of(input) : nullptr);
     std::vector<Tensor> results;
     if (node->is_fused()) {
       // A fusion group computes what its body computes.
@@ -56,10 +56,10 @@ std::vector<Tensor> interpret(const Graph& graph, const std::vector<Tensor>& inp
     }
     for (size_t i = 0; i < results.size(); ++i) {
       // An output nobody reads (an unused optional output) is dropped at once.
-      if (remaining_uses[node->outputs[i]] == 0) continue;
-      live.insert_or_assign(node->outputs[i], std::move(results[i]));
+      if (remaining_uses[node->output(i)] == 0) continue;
+      live.insert_or_assign(node->output(i), std::move(results[i]));
     }
-    for (const Value* input : node->inputs) {
+    for (const Value* input : node->inputs()) {
       if (input && !input->constant && --remaining_uses[input] == 0) live.erase(input);
     }
   }

@@ -29,9 +29,9 @@ void run_node_case_unguarded(const fs::path& folder, const std::vector<std::stri
 
   std::vector<Tensor> inputs;
   for (const Value* input : graph.inputs()) {
-    auto given = options.known_inputs.find(input->name);
+    auto given = options.known_inputs.find(input->name());
     if (given == options.known_inputs.end()) {
-      fail("no input file for graph input '{}'", input->name);
+      fail("no input file for graph input '{}'", input->name());
     }
     inputs.push_back(given->second);
   }

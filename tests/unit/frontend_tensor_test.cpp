@@ -213,7 +213,7 @@ TEST_CASE("initializers listed among inputs are constants", "[frontend][tensor]"
   add_output(graph, "w_copy", onnx::TensorProto::FLOAT, {"2"});
   Graph g = import_onnx(save_model(dir, model));
   REQUIRE(g.inputs().size() == 1);
-  REQUIRE(g.inputs()[0]->name == "x");
+  REQUIRE(g.inputs()[0]->name() == "x");
   REQUIRE(g.find_value("w")->is_constant());
   REQUIRE(g.outputs()[1]->type == TensorType{DType::f32, {2}});
 }

@@ -45,18 +45,18 @@ TEST_CASE("a tiny model imports with the right types", "[frontend]") {
   REQUIRE(g.name == "g");
   REQUIRE(g.opset == 13);
   REQUIRE(g.inputs().size() == 1);
-  REQUIRE(g.inputs()[0]->name == "x");
+  REQUIRE(g.inputs()[0]->name() == "x");
   REQUIRE(g.inputs()[0]->type == TensorType{DType::f32, {2, 3}});
   std::vector<Node*> nodes = g.nodes();
   REQUIRE(nodes.size() == 2);
   REQUIRE(nodes[0]->op == "Identity");
   REQUIRE(nodes[1]->op == "Dropout");
-  REQUIRE(nodes[1]->inputs[0] == nodes[0]->outputs[0]);
-  REQUIRE(nodes[1]->outputs.size() == 2);
-  REQUIRE(nodes[1]->outputs[1]->name == "drop_output1");
-  REQUIRE(nodes[1]->outputs[1]->type == TensorType{DType::boolean, {2, 3}});
+  REQUIRE(nodes[1]->input(0) == nodes[0]->output(0));
+  REQUIRE(nodes[1]->outputs().size() == 2);
+  REQUIRE(nodes[1]->output(1)->name() == "drop_output1");
+  REQUIRE(nodes[1]->output(1)->type == TensorType{DType::boolean, {2, 3}});
   REQUIRE(g.outputs().size() == 1);
-  REQUIRE(g.outputs()[0]->name == "y");
+  REQUIRE(g.outputs()[0]->name() == "y");
   REQUIRE(g.outputs()[0]->type == TensorType{DType::f32, {2, 3}});
 }
 
@@ -71,9 +71,9 @@ TEST_CASE("a graph without a name is called main; empty inputs are omitted", "[f
   Graph g = import_onnx(save_model(dir, model));
   REQUIRE(g.name == "main");
   Node* drop = g.nodes()[0];
-  REQUIRE(drop->inputs.size() == 3);
-  REQUIRE(drop->inputs[1] == nullptr);
-  REQUIRE(drop->inputs[2] == nullptr);
+  REQUIRE(drop->inputs().size() == 3);
+  REQUIRE(drop->input(1) == nullptr);
+  REQUIRE(drop->input(2) == nullptr);
 }
 
 TEST_CASE("unreadable files are refused with the reason", "[frontend]") {
@@ -307,7 +307,7 @@ TEST_CASE("a known input that decides a shape is frozen into a constant", "[fron
   options.known_inputs["training"] = Tensor::scalar<bool>(false);
   Graph g = import_onnx(path, options);
   REQUIRE(g.inputs().size() == 1);
-  REQUIRE(g.inputs()[0]->name == "x");
+  REQUIRE(g.inputs()[0]->name() == "x");
   const Value* training = g.find_value("training");
   REQUIRE(training->is_constant());
   REQUIRE(training->constant->as_int64(0) == 0);

@@ -34,13 +34,13 @@ Graph graph_with_fused_node() {
   Value* body_x = body->add_input("x", type);
   Value* body_c = body->add_input("c", {DType::f32, {8}});
   Node* add = body->add_node("Add", {body_x, body_c}, {"s"});
-  Node* relu = body->add_node("Relu", {add->outputs[0]}, {"r"});
-  body->add_output(relu->outputs[0]);
+  Node* relu = body->add_node("Relu", {add->output(0)}, {"r"});
+  body->add_output(relu->output(0));
   Node* fused = graph.add_fused_node(std::move(body), {x, c}, {"r"}, "add_relu");
 
-  Node* mul = graph.add_node("Mul", {fused->outputs[0], w}, {"y"});
-  Node* out = graph.add_node("Add", {mul->outputs[0], half}, {"out"});
-  graph.add_output(out->outputs[0]);
+  Node* mul = graph.add_node("Mul", {fused->output(0), w}, {"y"});
+  Node* out = graph.add_node("Add", {mul->output(0), half}, {"out"});
+  graph.add_output(out->output(0));
   infer_shapes(graph);
   verify_graph(graph);
   return graph;
@@ -109,7 +109,7 @@ TEST_CASE("graph_to_dot escapes names and draws unused inputs and integer consta
   graph.add_input("unused", {DType::boolean, {}});
   Value* shape = graph.add_constant("shape", Tensor::from_vector<int64_t>({2}, {2, -1}));
   Node* reshape = graph.add_node("Reshape", {x, shape}, {"y"});
-  graph.add_output(reshape->outputs[0]);
+  graph.add_output(reshape->output(0));
   infer_shapes(graph);
   std::string dot = graph_to_dot(graph);
   CHECK(dot.find("digraph \"a \\\"quoted\\\" graph\" {") == 0);
@@ -126,17 +126,17 @@ TEST_CASE("graph_to_dot nests the cluster of a fused node inside a fused body",
   const TensorType type{DType::f32, {4}};
   auto inner = std::make_unique<Graph>();
   Value* inner_x = inner->add_input("x", type);
-  inner->add_output(inner->add_node("Neg", {inner_x}, {"n"})->outputs[0]);
+  inner->add_output(inner->add_node("Neg", {inner_x}, {"n"})->output(0));
 
   auto outer = std::make_unique<Graph>();
   Value* outer_x = outer->add_input("x", type);
   Node* inner_node = outer->add_fused_node(std::move(inner), {outer_x}, {"n"});
-  outer->add_output(outer->add_node("Abs", {inner_node->outputs[0]}, {"a"})->outputs[0]);
+  outer->add_output(outer->add_node("Abs", {inner_node->output(0)}, {"a"})->output(0));
 
   Graph graph;
   graph.opset = 17;
   Value* x = graph.add_input("x", type);
-  graph.add_output(graph.add_fused_node(std::move(outer), {x}, {"a"})->outputs[0]);
+  graph.add_output(graph.add_fused_node(std::move(outer), {x}, {"a"})->output(0));
   infer_shapes(graph);
   verify_graph(graph);
 

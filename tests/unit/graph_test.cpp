@@ -9,25 +9,25 @@ TEST_CASE("a node's outputs know their producer and inputs their users", "[graph
   Graph graph;
   Value* x = graph.add_input("x", {DType::f32, {2, 3}});
   Node* relu = graph.add_node("Relu", {x}, {"y"});
-  graph.add_output(relu->outputs[0]);
-  REQUIRE(relu->outputs[0]->producer == relu);
-  REQUIRE(x->users == std::vector<Node*>{relu});
-  REQUIRE(graph.find_value("y") == relu->outputs[0]);
+  graph.add_output(relu->output(0));
+  REQUIRE(relu->output(0)->producer() == relu);
+  REQUIRE(x->users() == std::vector<Node*>{relu});
+  REQUIRE(graph.find_value("y") == relu->output(0));
 }
 
-TEST_CASE("replace_all_uses moves users and graph outputs", "[graph]") {
+TEST_CASE("replace_all_uses_with moves users and graph outputs", "[graph]") {
   Graph graph;
   Value* x = graph.add_input("x", {DType::f32, {4}});
   Node* a = graph.add_node("Identity", {x}, {"a"});
-  Node* b = graph.add_node("Add", {a->outputs[0], a->outputs[0]}, {"b"});
-  graph.add_output(b->outputs[0]);
-  graph.replace_all_uses(a->outputs[0], x);
-  REQUIRE(b->inputs[0] == x);
-  REQUIRE(b->inputs[1] == x);
-  REQUIRE(a->outputs[0]->users.empty());
+  Node* b = graph.add_node("Add", {a->output(0), a->output(0)}, {"b"});
+  graph.add_output(b->output(0));
+  graph.replace_all_uses_with(a->output(0), x);
+  REQUIRE(b->input(0) == x);
+  REQUIRE(b->input(1) == x);
+  REQUIRE(a->output(0)->users().empty());
   graph.erase_node(a);
   REQUIRE(graph.num_nodes() == 1);
-  REQUIRE(x->users.size() == 2);
+  REQUIRE(x->users().size() == 2);
 }
 
 TEST_CASE("sort_topologically orders producers first and finds cycles", "[graph]") {
@@ -36,15 +36,11 @@ TEST_CASE("sort_topologically orders producers first and finds cycles", "[graph]
   // Build b before a, then make b read a's output.
   Node* b = graph.add_node("Relu", {x}, {"b"});
   Node* a = graph.add_node("Neg", {x}, {"a"});
-  b->inputs[0] = a->outputs[0];
-  x->users = {a};
-  a->outputs[0]->users = {b};
+  graph.set_input(b, 0, a->output(0));
   graph.sort_topologically();
   REQUIRE(graph.nodes() == std::vector<Node*>{a, b});
 
-  a->inputs[0] = b->outputs[0];
-  b->outputs[0]->users = {a};
-  x->users.clear();
+  graph.set_input(a, 0, b->output(0));
   REQUIRE_THROWS_WITH(graph.sort_topologically(), Catch::Contains("cycle"));
 }
 

@@ -52,16 +52,16 @@ Graph conv_relu_add_graph() {
   Value* bb = body->add_input("b", b->type);
   Attributes attributes = {{"kernel_shape", std::vector<int64_t>{1, 1}}};
   Node* conv = body->add_node("Conv", {bx, bw, bb}, {"0"}, attributes, "conv1");
-  set_type(conv->outputs[0], t);
-  Node* relu = body->add_node("Relu", {conv->outputs[0]}, {"1"});
-  set_type(relu->outputs[0], t);
-  Node* add = body->add_node("Add", {relu->outputs[0], bx}, {"y"});
-  set_type(add->outputs[0], t);
-  body->add_output(add->outputs[0]);
+  set_type(conv->output(0), t);
+  Node* relu = body->add_node("Relu", {conv->output(0)}, {"1"});
+  set_type(relu->output(0), t);
+  Node* add = body->add_node("Add", {relu->output(0), bx}, {"y"});
+  set_type(add->output(0), t);
+  body->add_output(add->output(0));
 
   Node* fused = graph.add_fused_node(std::move(body), {x, w, b}, {"y"}, "conv_relu_add");
-  set_type(fused->outputs[0], t);
-  graph.add_output(fused->outputs[0]);
+  set_type(fused->output(0), t);
+  graph.add_output(fused->output(0));
   verify_graph(graph);
   return graph;
 }
@@ -106,18 +106,18 @@ TEST_CASE("a fused node parses back into the same body and computes the same",
   // The body's inputs stand for the node's inputs: same names, same types, own Values.
   REQUIRE(body.inputs().size() == 3);
   for (size_t i = 0; i < 3; ++i) {
-    REQUIRE(body.inputs()[i]->name == node->inputs[i]->name);
-    REQUIRE(body.inputs()[i]->type == node->inputs[i]->type);
-    REQUIRE(body.inputs()[i] != node->inputs[i]);
+    REQUIRE(body.inputs()[i]->name() == node->input(i)->name());
+    REQUIRE(body.inputs()[i]->type == node->input(i)->type);
+    REQUIRE(body.inputs()[i] != node->input(i));
     REQUIRE_FALSE(body.inputs()[i]->is_constant());
   }
   REQUIRE(body.outputs().size() == 1);
-  REQUIRE(body.outputs()[0]->name == "y");
-  REQUIRE(body.outputs()[0]->producer->op == "Add");
+  REQUIRE(body.outputs()[0]->name() == "y");
+  REQUIRE(body.outputs()[0]->producer()->op == "Add");
   REQUIRE(body.num_nodes() == 3);
   REQUIRE(body.nodes()[0]->name == "conv1");
   // Inside the body %x is the body input, used by Conv and by Add.
-  REQUIRE(body.inputs()[0]->users.size() == 2);
+  REQUIRE(body.inputs()[0]->users().size() == 2);
 
   // Against a hand-computed element: the 1x1 conv at channel 0 is 0.5*x0 - 1*x1 + 0.25.
   Tensor x = Tensor::from_vector<float>({1, 2, 4, 4}, std::vector<float>(32, 0.0f));
@@ -164,9 +164,9 @@ resources {
   const Graph& body = *group->body;
   // Inside, %0 is the body input standing for outer %0, and %x a body value of its own.
   const Node* mul = body.nodes()[0];
-  REQUIRE(mul->inputs[0] == body.inputs()[0]);
-  REQUIRE(body.inputs()[0]->name == "0");
-  REQUIRE(body.find_value("x") == mul->outputs[0]);
+  REQUIRE(mul->input(0) == body.inputs()[0]);
+  REQUIRE(body.inputs()[0]->name() == "0");
+  REQUIRE(body.find_value("x") == mul->output(0));
   REQUIRE(graph.find_value("x") == graph.inputs()[0]);
   REQUIRE(body.find_value("two")->is_constant());
   // The same resource name inside and outside: the body's constant got the renamed bytes.
@@ -174,12 +174,12 @@ resources {
   REQUIRE(body.find_value("big")->constant->bytes()[1] == std::byte{0x81});
   REQUIRE(body.outputs().size() == 2);
   REQUIRE(body.nodes()[1]->is_fused());
-  REQUIRE(body.nodes()[1]->body->outputs()[0]->producer->op == "Add");
+  REQUIRE(body.nodes()[1]->body->outputs()[0]->producer()->op == "Add");
   // %s was written without a type inside: shape inference fills it in, and it still
   // round-trips.
   infer_shapes(graph);
   verify_graph(graph);
-  REQUIRE(group->outputs[1]->type == TensorType{DType::f32, {2, 1}});
+  REQUIRE(group->output(1)->type == TensorType{DType::f32, {2, 1}});
   require_round_trip(graph);
 }
 
@@ -187,7 +187,7 @@ TEST_CASE("an op named like the keyword prints quoted", "[graph_text][fused]") {
   Graph graph;
   Value* x = graph.add_input("x", {DType::f32, {2}});
   Node* node = graph.add_node("fused", {x}, {"y"});
-  graph.add_output(node->outputs[0]);
+  graph.add_output(node->output(0));
   std::string text = print_graph(graph);
   REQUIRE_THAT(text, Catch::Contains("%y = \"fused\"(%x) : ?\n"));
   Graph parsed = parse_graph(text);
@@ -245,11 +245,11 @@ TEST_CASE("the verifier holds fused bodies to the naming rule the text form reli
   auto body = std::make_unique<Graph>();
   Value* in = body->add_input("in0", t);
   Node* relu = body->add_node("Relu", {in}, {"y"});
-  set_type(relu->outputs[0], t);
-  body->add_output(relu->outputs[0]);
+  set_type(relu->output(0), t);
+  body->add_output(relu->output(0));
   Node* fused = graph.add_fused_node(std::move(body), {x}, {"y"});
-  set_type(fused->outputs[0], t);
-  graph.add_output(fused->outputs[0]);
+  set_type(fused->output(0), t);
+  graph.add_output(fused->output(0));
   REQUIRE_THROWS_WITH(verify_graph(graph),
                       Catch::Contains("body input 0 is %in0 but the node's input is %x"));
 }

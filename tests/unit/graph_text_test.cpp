@@ -37,7 +37,7 @@ bool same_attribute(const AttributeValue& a, const AttributeValue& b) {
   return std::get<std::vector<std::string>>(a) == std::get<std::vector<std::string>>(b);
 }
 
-std::string name_of(const Value* value) { return value ? value->name : "_"; }
+std::string name_of(const Value* value) { return value ? value->name() : "_"; }
 
 // Everything the text form carries, compared field by field, constants bit for bit.
 void require_same_graph(const Graph& a, const Graph& b) {
@@ -45,16 +45,16 @@ void require_same_graph(const Graph& a, const Graph& b) {
   REQUIRE(a.opset == b.opset);
   REQUIRE(a.inputs().size() == b.inputs().size());
   for (size_t i = 0; i < a.inputs().size(); ++i) {
-    REQUIRE(a.inputs()[i]->name == b.inputs()[i]->name);
+    REQUIRE(a.inputs()[i]->name() == b.inputs()[i]->name());
     REQUIRE(a.inputs()[i]->type == b.inputs()[i]->type);
   }
   REQUIRE(a.outputs().size() == b.outputs().size());
   for (size_t i = 0; i < a.outputs().size(); ++i) {
-    REQUIRE(a.outputs()[i]->name == b.outputs()[i]->name);
+    REQUIRE(a.outputs()[i]->name() == b.outputs()[i]->name());
   }
   for (const Value* value : a.values()) {
     if (!value->is_constant()) continue;
-    const Value* other = b.find_value(value->name);
+    const Value* other = b.find_value(value->name());
     REQUIRE(other);
     REQUIRE(other->is_constant());
     REQUIRE(other->type == value->type);
@@ -66,15 +66,15 @@ void require_same_graph(const Graph& a, const Graph& b) {
     const Node* y = b.nodes()[n];
     REQUIRE(x->op == y->op);
     REQUIRE(x->name == y->name);
-    REQUIRE(x->inputs.size() == y->inputs.size());
-    for (size_t i = 0; i < x->inputs.size(); ++i) {
-      REQUIRE(name_of(x->inputs[i]) == name_of(y->inputs[i]));
+    REQUIRE(x->inputs().size() == y->inputs().size());
+    for (size_t i = 0; i < x->inputs().size(); ++i) {
+      REQUIRE(name_of(x->input(i)) == name_of(y->input(i)));
     }
-    REQUIRE(x->outputs.size() == y->outputs.size());
-    for (size_t i = 0; i < x->outputs.size(); ++i) {
-      REQUIRE(x->outputs[i]->name == y->outputs[i]->name);
-      REQUIRE(x->outputs[i]->has_type == y->outputs[i]->has_type);
-      if (x->outputs[i]->has_type) REQUIRE(x->outputs[i]->type == y->outputs[i]->type);
+    REQUIRE(x->outputs().size() == y->outputs().size());
+    for (size_t i = 0; i < x->outputs().size(); ++i) {
+      REQUIRE(x->output(i)->name() == y->output(i)->name());
+      REQUIRE(x->output(i)->has_type == y->output(i)->has_type);
+      if (x->output(i)->has_type) REQUIRE(x->output(i)->type == y->output(i)->type);
     }
     REQUIRE(x->attributes.size() == y->attributes.size());
     for (const auto& [key, value] : x->attributes) {
@@ -138,12 +138,12 @@ resources {
   REQUIRE(nodes[0]->name == "conv/1");
   REQUIRE(std::get<std::vector<int64_t>>(nodes[0]->attributes.at("pads")) ==
           std::vector<int64_t>{0, 0, 0, 0});
-  REQUIRE(nodes[1]->inputs.size() == 3);
-  REQUIRE((nodes[1]->inputs[1] == nullptr && nodes[1]->inputs[2] == nullptr));
-  REQUIRE(nodes[1]->outputs[1]->type == TensorType{DType::boolean, {1, 2, 4, 4}});
+  REQUIRE(nodes[1]->inputs().size() == 3);
+  REQUIRE((nodes[1]->input(1) == nullptr && nodes[1]->input(2) == nullptr));
+  REQUIRE(nodes[1]->output(1)->type == TensorType{DType::boolean, {1, 2, 4, 4}});
   REQUIRE(std::get<float>(nodes[2]->attributes.at("alpha")) == 0.2f);
-  REQUIRE(nodes[3]->inputs[0]->name == "odd name");
-  REQUIRE(graph.outputs()[0] == nodes[3]->outputs[0]);
+  REQUIRE(nodes[3]->input(0)->name() == "odd name");
+  REQUIRE(graph.outputs()[0] == nodes[3]->output(0));
 
   // The printed form: comments gone, the 4-element constant inline, names as written.
   REQUIRE(print_graph(graph) ==
@@ -196,9 +196,9 @@ TEST_CASE("every attribute kind round-trips", "[graph_text]") {
   attributes["tensor_empty"] = Tensor(DType::u8, {0, 3});
   attributes["odd/name"] = int64_t{1};
   Node* node = graph.add_node("Custom", {x}, {"y"}, attributes, "custom node");
-  node->outputs[0]->type = {DType::f32, {3}};
-  node->outputs[0]->has_type = true;
-  graph.add_output(node->outputs[0]);
+  node->output(0)->type = {DType::f32, {3}};
+  node->output(0)->has_type = true;
+  graph.add_output(node->output(0));
   verify_graph(graph);
   require_round_trip(graph);
 
@@ -295,17 +295,17 @@ TEST_CASE("quoted names, omitted inputs, several outputs and missing types round
   Value* x = graph.add_input("input:0", {DType::f32, {1, 8}});
   Value* w = graph.add_constant("conv1/7x7_s2_1 \"w\"\\", make_tensor(DType::f32, {8}, ramp));
   Node* add = graph.add_node("Add", {x, w}, {"sum/0"}, {}, "Add_1");
-  Node* split = graph.add_node("Split", {add->outputs[0], nullptr}, {"a", "b"},
+  Node* split = graph.add_node("Split", {add->output(0), nullptr}, {"a", "b"},
                                {{"axis", int64_t{1}}});
-  split->outputs[0]->type = {DType::f32, {1, 4}};
-  split->outputs[0]->has_type = true;
-  Node* opt = graph.add_node("Clip", {split->outputs[1], nullptr, w}, {"clipped"});
-  Node* odd_op = graph.add_node("return", {opt->outputs[0]}, {});
+  split->output(0)->type = {DType::f32, {1, 4}};
+  split->output(0)->has_type = true;
+  Node* opt = graph.add_node("Clip", {split->output(1), nullptr, w}, {"clipped"});
+  Node* odd_op = graph.add_node("return", {opt->output(0)}, {});
   (void)odd_op;
   graph.add_node("com.example.Op", {x, x}, {"twice"});
-  graph.add_output(split->outputs[0]);
+  graph.add_output(split->output(0));
   graph.add_output(x);
-  graph.add_output(split->outputs[0]);
+  graph.add_output(split->output(0));
   require_round_trip(graph);
 
   std::string text = print_graph(graph);
@@ -344,7 +344,7 @@ TEST_CASE("the parser accepts what a person writes", "[graph_text]") {
   REQUIRE(graph.opset == 0);
   const Node* mul = graph.nodes()[0];
   // %y takes its type from the signature; %z stays untyped.
-  REQUIRE(mul->outputs[0]->type == TensorType{DType::f16, {2}});
+  REQUIRE(mul->output(0)->type == TensorType{DType::f16, {2}});
   REQUIRE_FALSE(graph.find_value("z")->has_type);
   REQUIRE(std::get<std::vector<float>>(mul->attributes.at("scales")) ==
           std::vector<float>{1.0f, 0.5f});

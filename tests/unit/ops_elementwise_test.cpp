@@ -34,7 +34,7 @@ Tensor run_op(const std::string& op, const std::vector<std::optional<Tensor>>& i
     values.push_back(*inputs[i]);
   }
   Node* node = graph.add_node(op, node_inputs, {"out"}, std::move(attributes));
-  graph.add_output(node->outputs[0]);
+  graph.add_output(node->output(0));
   infer_shapes(graph);
   return interpret(graph, values).at(0);
 }

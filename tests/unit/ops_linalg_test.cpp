@@ -37,12 +37,12 @@ struct OneNode {
       args.push_back(graph.add_constant("c" + std::to_string(i), constants[i]));
     }
     node = graph.add_node(op, args, {"y"}, std::move(attributes), "n");
-    graph.add_output(node->outputs[0]);
+    graph.add_output(node->output(0));
   }
 
   const Shape& infer() {
     infer_shapes(graph);
-    return node->outputs[0]->type.shape;
+    return node->output(0)->type.shape;
   }
 
   Tensor run(const std::vector<Tensor>& inputs) {

@@ -36,12 +36,12 @@ struct OneNode {
     std::vector<std::string> names;
     for (int i = 0; i < outputs; ++i) names.push_back("y" + std::to_string(i));
     node = graph.add_node(op, args, names, std::move(attributes), "n");
-    for (Value* output : node->outputs) graph.add_output(output);
+    for (Value* output : node->outputs()) graph.add_output(output);
   }
 
   const Shape& infer() {
     infer_shapes(graph);
-    return node->outputs[0]->type.shape;
+    return node->output(0)->type.shape;
   }
 
   std::vector<Tensor> run_all(const std::vector<Tensor>& inputs) {
@@ -280,7 +280,7 @@ TEST_CASE("Resize linear with align_corners interpolates between the end points"
                               {{"mode", std::string("linear")},
                                {"coordinate_transformation_mode", std::string("align_corners")}},
                               "n");
-  graph.add_output(node->outputs[0]);
+  graph.add_output(node->output(0));
   infer_shapes(graph);
   Tensor y = interpret(graph, {floats({1, 2}, {0, 3})}).at(0);
   require_values(y, {1, 4}, {0, 1, 2, 3});

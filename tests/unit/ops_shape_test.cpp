@@ -43,7 +43,7 @@ std::vector<Tensor> run_one(Graph& graph, const std::string& op, const Shape& sh
   std::vector<std::string> names;
   for (size_t i = 0; i < outputs; ++i) names.push_back("y" + std::to_string(i));
   Node* node = graph.add_node(op, extra, names, std::move(attributes), "the_node");
-  for (Value* output : node->outputs) graph.add_output(output);
+  for (Value* output : node->outputs()) graph.add_output(output);
   infer_shapes(graph);
   return interpret(graph, {iota(shape)});
 }
@@ -162,11 +162,11 @@ TEST_CASE("Concat joins along an axis and Split along axis 1 undoes it", "[ops][
   Value* x = graph.add_input("x", {DType::f32, {2, 2}});
   Value* c = graph.add_constant("c", Tensor::from_vector<float>({2, 1}, {10, 20}));
   Node* concat = graph.add_node("Concat", {x, c}, {"y"}, {{"axis", int64_t{-1}}});
-  Node* split = graph.add_node("Split", {concat->outputs[0], ints(graph, "sizes", {1, 2})},
+  Node* split = graph.add_node("Split", {concat->output(0), ints(graph, "sizes", {1, 2})},
                                {"p", "q"}, {{"axis", int64_t{1}}});
-  graph.add_output(concat->outputs[0]);
-  graph.add_output(split->outputs[0]);
-  graph.add_output(split->outputs[1]);
+  graph.add_output(concat->output(0));
+  graph.add_output(split->output(0));
+  graph.add_output(split->output(1));
   infer_shapes(graph);
   auto y = interpret(graph, {iota({2, 2})});
   REQUIRE(doubles(y[0]) == std::vector<double>{0, 1, 10, 2, 3, 20});
@@ -226,7 +226,7 @@ TEST_CASE("Gather with an index out of range is an error, not a crash", "[ops][g
   Value* data = graph.add_input("data", {DType::f32, {3}});
   Value* indices = graph.add_input("indices", {DType::i64, {1}});
   Node* gather = graph.add_node("Gather", {data, indices}, {"y"}, {}, "pick");
-  graph.add_output(gather->outputs[0]);
+  graph.add_output(gather->output(0));
   infer_shapes(graph);
   REQUIRE_THROWS_WITH(interpret(graph, {iota({3}), Tensor::from_vector<int64_t>({1}, {3})}),
                       Catch::Contains("pick") && Catch::Contains("out of range"));
@@ -274,11 +274,11 @@ TEST_CASE("ConstantOfShape and Range make tensors from known values", "[ops][sha
                                 graph.add_constant("limit", Tensor::scalar<int32_t>(3)),
                                 graph.add_constant("delta", Tensor::scalar<int32_t>(-3))},
                                {"r"});
-  graph.add_output(fill->outputs[0]);
-  graph.add_output(range->outputs[0]);
+  graph.add_output(fill->output(0));
+  graph.add_output(range->output(0));
   infer_shapes(graph);
-  REQUIRE(fill->outputs[0]->type == TensorType{DType::i32, {2, 3}});
-  REQUIRE(range->outputs[0]->type == TensorType{DType::i32, {3}});
+  REQUIRE(fill->output(0)->type == TensorType{DType::i32, {2, 3}});
+  REQUIRE(range->output(0)->type == TensorType{DType::i32, {3}});
   auto y = interpret(graph, {});
   REQUIRE(doubles(y[0]) == std::vector<double>(6, 7.0));
   REQUIRE(doubles(y[1]) == std::vector<double>{10, 7, 4});
@@ -292,20 +292,20 @@ TEST_CASE("a Shape -> Gather -> Unsqueeze -> Concat chain makes Reshape's target
   graph.opset = 13;
   Value* x = graph.add_input("x", {DType::f32, {2, 3, 4}});
   Node* shape = graph.add_node("Shape", {x}, {"s"});
-  Node* first = graph.add_node("Gather", {shape->outputs[0], graph.add_constant(
+  Node* first = graph.add_node("Gather", {shape->output(0), graph.add_constant(
                                           "zero", Tensor::scalar<int64_t>(0))},
                                {"n"});
-  Node* unsqueeze = graph.add_node("Unsqueeze", {first->outputs[0], ints(graph, "axes", {0})},
+  Node* unsqueeze = graph.add_node("Unsqueeze", {first->output(0), ints(graph, "axes", {0})},
                                    {"n1"});
-  Node* concat = graph.add_node("Concat", {unsqueeze->outputs[0], ints(graph, "rest", {-1})},
+  Node* concat = graph.add_node("Concat", {unsqueeze->output(0), ints(graph, "rest", {-1})},
                                 {"target"}, {{"axis", int64_t{0}}});
-  Node* reshape = graph.add_node("Reshape", {x, concat->outputs[0]}, {"y"});
-  graph.add_output(reshape->outputs[0]);
+  Node* reshape = graph.add_node("Reshape", {x, concat->output(0)}, {"y"});
+  graph.add_output(reshape->output(0));
   infer_shapes(graph);
-  REQUIRE(shape->outputs[0]->type == TensorType{DType::i64, {3}});
-  REQUIRE(first->outputs[0]->type == TensorType{DType::i64, {}});
-  REQUIRE(concat->outputs[0]->type == TensorType{DType::i64, {2}});
-  REQUIRE(reshape->outputs[0]->type == TensorType{DType::f32, {2, 12}});
+  REQUIRE(shape->output(0)->type == TensorType{DType::i64, {3}});
+  REQUIRE(first->output(0)->type == TensorType{DType::i64, {}});
+  REQUIRE(concat->output(0)->type == TensorType{DType::i64, {2}});
+  REQUIRE(reshape->output(0)->type == TensorType{DType::f32, {2, 12}});
   auto y = interpret(graph, {iota({2, 3, 4})});
   REQUIRE(y[0].shape() == Shape{2, 12});
   REQUIRE(doubles(y[0]) == doubles(iota({2, 3, 4})));
@@ -324,7 +324,7 @@ TEST_CASE("data movement works on any element type", "[ops][transpose]") {
   Value* x = graph.add_input("x", {DType::f16, {2, 2}});
   Node* transpose =
       graph.add_node("Transpose", {x}, {"y"}, {{"perm", std::vector<int64_t>{1, 0}}});
-  graph.add_output(transpose->outputs[0]);
+  graph.add_output(transpose->output(0));
   infer_shapes(graph);
   Tensor input = Tensor::from_vector<float>({2, 2}, {1.5f, -2, 3, 0.25f}).cast(DType::f16);
   auto y = interpret(graph, {input});
@@ -337,7 +337,7 @@ TEST_CASE("a shape input that is not known is a clear static-shape error", "[ops
   graph.opset = 13;
   Value* x = graph.add_input("x", {DType::f32, {6}});
   Value* target = graph.add_input("target", {DType::i64, {2}});
-  graph.add_output(graph.add_node("Reshape", {x, target}, {"y"})->outputs[0]);
+  graph.add_output(graph.add_node("Reshape", {x, target}, {"y"})->output(0));
   REQUIRE_THROWS_WITH(infer_shapes(graph), Catch::Contains("static shapes"));
 }
 

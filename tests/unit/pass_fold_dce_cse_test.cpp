@@ -23,14 +23,15 @@ using testing::count_op;
 const Node* producer_of(const Graph& graph, const std::string& name) {
   const Value* value = graph.find_value(name);
   REQUIRE(value);
-  return value->producer;
+  return value->producer();
 }
 
 // True if some node other than a fused one reads only constants: fold-constants leaves none.
 bool has_foldable_node(const Graph& graph) {
   for (const Node* node : graph.nodes()) {
     if (node->is_fused()) continue;
-    if (std::ranges::all_of(node->inputs, [](const Value* v) { return !v || v->is_constant(); })) {
+    auto constant_or_omitted = [](const Value* v) { return !v || v->is_constant(); };
+    if (std::ranges::all_of(node->inputs(), constant_or_omitted)) {
       return true;
     }
   }
@@ -86,9 +87,9 @@ graph flatten(%x: f32[2,3,4]) -> (%y: f32[2,12]) opset 17 {
   REQUIRE(graph.num_nodes() == 1);
   const Node* reshape = producer_of(graph, "y");
   REQUIRE(reshape->op == "Reshape");
-  REQUIRE(reshape->inputs[1]->is_constant());
-  REQUIRE(reshape->inputs[1]->name == "target");
-  REQUIRE(reshape->inputs[1]->constant->to_int64_vector() == std::vector<int64_t>{2, -1});
+  REQUIRE(reshape->input(1)->is_constant());
+  REQUIRE(reshape->input(1)->name() == "target");
+  REQUIRE(reshape->input(1)->constant->to_int64_vector() == std::vector<int64_t>{2, -1});
 }
 
 TEST_CASE("fold-constants folds Shape and Size of a non-constant value", "[passes][fold]") {
@@ -107,11 +108,11 @@ graph g(%x: f32[2,3,5]) -> (%s: i64[2], %n: i64[], %y: f32[6,5]) opset 17 {
   REQUIRE(count_op(graph, "Shape") == 0);
   REQUIRE(count_op(graph, "Size") == 0);
   // Graph outputs that became constants stay graph outputs, under their names.
-  REQUIRE(graph.outputs()[0]->name == "s");
+  REQUIRE(graph.outputs()[0]->name() == "s");
   REQUIRE(graph.outputs()[0]->constant->to_int64_vector() == std::vector<int64_t>{2, 3});
-  REQUIRE(graph.outputs()[1]->name == "n");
+  REQUIRE(graph.outputs()[1]->name() == "n");
   REQUIRE(graph.outputs()[1]->constant->as_int64(0) == 30);
-  REQUIRE(producer_of(graph, "y")->inputs[1]->constant->to_int64_vector() ==
+  REQUIRE(producer_of(graph, "y")->input(1)->constant->to_int64_vector() ==
           std::vector<int64_t>{6, -1});
   // Relu reads the graph input: it stays.
   REQUIRE(count_op(graph, "Relu") == 1);
@@ -130,8 +131,8 @@ graph g(%x: f32[2,3]) -> (%y: f32[2,3]) opset 17 {
 })");
   check_pass_preserves_outputs(graph, fold_constants);
   REQUIRE(graph.num_nodes() == 1);
-  const Value* scaled = producer_of(graph, "y")->inputs[1];
-  REQUIRE(scaled->name == "scaled");
+  const Value* scaled = producer_of(graph, "y")->input(1);
+  REQUIRE(scaled->name() == "scaled");
   REQUIRE(scaled->constant->to_double_vector() ==
           std::vector<double>{0.5, 1.5, 2.5, 1.0, 2.0, 3.0});
 }
@@ -241,8 +242,8 @@ graph g(%x: f32[4]) -> (%y: f32[4]) opset 17 {
   check_pass_preserves_outputs(graph, eliminate_common_subexpressions);
   REQUIRE(graph.num_nodes() == 3);
   const Node* add = producer_of(graph, "y");
-  REQUIRE(add->inputs[0] == add->inputs[1]);
-  REQUIRE(add->inputs[0]->name == "sa");
+  REQUIRE(add->input(0) == add->input(1));
+  REQUIRE(add->input(0)->name() == "sa");
   REQUIRE(graph.find_value("b") == nullptr);
 }
 
@@ -268,7 +269,7 @@ graph g(%x: f32[4]) -> (%y: f32[4]) opset 17 {
   REQUIRE(count_op(graph, "LeakyRelu") == 2);  // 0.0 and -0.0 are different floats
   REQUIRE(count_op(graph, "Sub") == 2);
   REQUIRE(count_op(graph, "ConstantOfShape") == 2);  // tensor attributes compared by value
-  REQUIRE(producer_of(graph, "y")->inputs[1]->name == "f");
+  REQUIRE(producer_of(graph, "y")->input(1)->name() == "f");
 }
 
 TEST_CASE("cse merges identical constants, large ones too", "[passes][cse]") {
@@ -289,10 +290,10 @@ TEST_CASE("cse merges identical constants, large ones too", "[passes][cse]") {
   Node* r = graph.add_node("Reshape", {w4, graph.add_constant("s", Tensor::from_vector<int64_t>(
                                                                       {1}, {1000}))},
                            {"r"});
-  Node* ab = graph.add_node("Mul", {a->outputs[0], b->outputs[0]}, {"ab"});
-  Node* abc = graph.add_node("Sub", {ab->outputs[0], c->outputs[0]}, {"abc"});
-  Node* y = graph.add_node("Add", {abc->outputs[0], r->outputs[0]}, {"y"});
-  graph.add_output(y->outputs[0]);
+  Node* ab = graph.add_node("Mul", {a->output(0), b->output(0)}, {"ab"});
+  Node* abc = graph.add_node("Sub", {ab->output(0), c->output(0)}, {"abc"});
+  Node* y = graph.add_node("Add", {abc->output(0), r->output(0)}, {"y"});
+  graph.add_output(y->output(0));
   infer_shapes(graph);
   verify_graph(graph);
 
@@ -302,7 +303,7 @@ TEST_CASE("cse merges identical constants, large ones too", "[passes][cse]") {
   REQUIRE(graph.find_value("w4") != nullptr);  // the same bytes as w3, another shape
   REQUIRE(count_op(graph, "Add") == 3);        // %b merged into %a
   const Node* mul = producer_of(graph, "ab");
-  REQUIRE(mul->inputs[0] == mul->inputs[1]);
+  REQUIRE(mul->input(0) == mul->input(1));
 }
 
 TEST_CASE("cse keeps duplicates that define graph outputs or feed fused nodes",
@@ -320,8 +321,8 @@ graph g(%x: f32[4]) -> (%y: f32[4], %z: f32[4], %f: f32[4]) opset 17 {
 })");
   check_pass_preserves_outputs(graph, eliminate_common_subexpressions);
   REQUIRE(graph.num_nodes() == 5);
-  REQUIRE(graph.outputs()[0]->name == "y");
-  REQUIRE(graph.outputs()[1]->name == "z");
+  REQUIRE(graph.outputs()[0]->name() == "y");
+  REQUIRE(graph.outputs()[1]->name() == "z");
 }
 
 // --- real models --------------------------------------------------------------------------------

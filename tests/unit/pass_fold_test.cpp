@@ -149,10 +149,10 @@ TEST_CASE("fold-batchnorm writes what cannot fold as x * s + t", "[passes][fold-
 
   // The Conv that another node reads keeps its weights.
   Graph graph = graph_from_text(cases[1].text);
-  const Value* weight = graph.find_value("p")->producer->inputs[1];
+  const Value* weight = graph.find_value("p")->producer()->input(1);
   fold_batchnorm(graph);
-  CHECK(graph.find_value("p")->producer->inputs[1] == weight);
-  CHECK(graph.find_value("y")->producer->op == "Add");
+  CHECK(graph.find_value("p")->producer()->input(1) == weight);
+  CHECK(graph.find_value("y")->producer()->op == "Add");
 }
 
 TEST_CASE("fold-batchnorm leaves a BatchNormalization with non-constant parameters",

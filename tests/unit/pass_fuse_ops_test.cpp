@@ -26,7 +26,7 @@ std::vector<std::string> ops_of(const Graph& graph) {
 
 std::vector<std::string> names_of(const std::vector<Value*>& values) {
   std::vector<std::string> names;
-  for (const Value* value : values) names.push_back(value->name);
+  for (const Value* value : values) names.push_back(value->name());
   return names;
 }
 
@@ -76,9 +76,9 @@ TEST_CASE("Conv, the residual Add and Relu become one fused node", "[fuse_ops]")
   REQUIRE(fused->name == "conv_add_relu");
   REQUIRE(ops_of(*fused->body) == std::vector<std::string>{"Conv", "Add", "Relu"});
   // The constants come in as inputs; the output keeps its name.
-  REQUIRE(names_of(fused->inputs) == std::vector<std::string>{"x", "w", "b"});
-  REQUIRE(names_of(fused->outputs) == std::vector<std::string>{"y"});
-  REQUIRE(graph.outputs()[0] == fused->outputs[0]);
+  REQUIRE(names_of(fused->inputs()) == std::vector<std::string>{"x", "w", "b"});
+  REQUIRE(names_of(fused->outputs()) == std::vector<std::string>{"y"});
+  REQUIRE(graph.outputs()[0] == fused->output(0));
   require_text_round_trip(graph);
 
   // A second run changes nothing: a fused node is opaque.
@@ -119,7 +119,7 @@ TEST_CASE("two anchors never share a group", "[fuse_ops]") {
   check_pass_preserves_outputs(graph, fuse_operators);
   REQUIRE(ops_of(graph) == std::vector<std::string>{"Conv", "Fused"});
   REQUIRE(ops_of(*graph.nodes()[1]->body) == std::vector<std::string>{"Conv", "Add", "Relu"});
-  REQUIRE(graph.nodes()[1]->body->nodes()[0]->outputs[0]->name == "a");
+  REQUIRE(graph.nodes()[1]->body->nodes()[0]->output(0)->name() == "a");
 }
 
 TEST_CASE("a reduction takes its producers, not its consumers; opaque ops stay alone",
@@ -140,7 +140,7 @@ TEST_CASE("a reduction takes its producers, not its consumers; opaque ops stay a
   const Node* reduction = graph.nodes()[0];
   REQUIRE(reduction->name == "neg_exp_reducesum");
   REQUIRE(ops_of(*reduction->body) == std::vector<std::string>{"Neg", "Exp", "ReduceSum"});
-  REQUIRE(names_of(reduction->inputs) == std::vector<std::string>{"x", "axes"});
+  REQUIRE(names_of(reduction->inputs()) == std::vector<std::string>{"x", "axes"});
 }
 
 TEST_CASE("values a group's nodes make for outside become its outputs", "[fuse_ops]") {
@@ -156,11 +156,11 @@ TEST_CASE("values a group's nodes make for outside become its outputs", "[fuse_o
   REQUIRE(ops_of(graph) == std::vector<std::string>{"Fused", "Transpose", "MatMul"});
   const Node* group = graph.nodes()[0];
   REQUIRE(ops_of(*group->body) == std::vector<std::string>{"Relu", "Split"});
-  REQUIRE(names_of(group->outputs) == std::vector<std::string>{"a", "b"});
+  REQUIRE(names_of(group->outputs()) == std::vector<std::string>{"a", "b"});
   REQUIRE(names_of(group->body->outputs()) == std::vector<std::string>{"a", "b"});
-  REQUIRE(graph.is_graph_output(group->outputs[0]));
-  REQUIRE(group->outputs[0]->users.size() == 1);
-  REQUIRE(group->outputs[1]->users[0]->op == "Transpose");
+  REQUIRE(graph.is_graph_output(group->output(0)));
+  REQUIRE(group->output(0)->users().size() == 1);
+  REQUIRE(group->output(1)->users()[0]->op == "Transpose");
   REQUIRE(graph.find_value("0") == nullptr);
   require_text_round_trip(graph);
 }
@@ -249,7 +249,7 @@ TEST_CASE("fuse-ops keeps the outputs of random graphs, one anchor a group at mo
       ++fused_total;
       const Graph& body = *node->body;
       REQUIRE(body.num_nodes() >= 2);
-      REQUIRE_FALSE(node->outputs.empty());
+      REQUIRE_FALSE(node->outputs().empty());
       nodes_inside += body.num_nodes();
       int anchors = 0;
       for (const Node* inner : body.nodes()) {

@@ -34,7 +34,7 @@ graph g(%x: f32[2,3]) -> (%y: f32[2,3]) opset 17 {
   return %y
 })");
   Value* a = graph.find_value("a");
-  CHECK(pattern::match_op(a, "Mul") == a->producer);
+  CHECK(pattern::match_op(a, "Mul") == a->producer());
   CHECK(pattern::match_op(a, "Add") == nullptr);
   CHECK(pattern::match_op(graph.find_value("x"), "Mul") == nullptr);
 
@@ -48,7 +48,7 @@ graph g(%x: f32[2,3]) -> (%y: f32[2,3]) opset 17 {
   CHECK(pattern::is_constant_near(graph.find_value("sqrt2"), 1.4142));
   CHECK_FALSE(pattern::is_constant_near(graph.find_value("sqrt2"), 1.41));
 
-  Node* add = graph.find_value("y")->producer;
+  Node* add = graph.find_value("y")->producer();
   CHECK(pattern::used_only_by(graph, a, add));
   CHECK_FALSE(pattern::used_only_by(graph, graph.find_value("y"), add));  // a graph output
   CHECK(pattern::sole_user(graph, a, "Add") == add);
@@ -117,12 +117,12 @@ TEST_CASE("fuse-gelu turns each GELU form into one Gelu", "[passes][patterns]") 
   CHECK(graph.num_nodes() == 5);
   CHECK(count_op(graph, "Gelu") == 5);
   for (const Value* output : graph.outputs()) {
-    REQUIRE(output->producer != nullptr);
-    CHECK(output->producer->op == "Gelu");
+    REQUIRE(output->producer() != nullptr);
+    CHECK(output->producer()->op == "Gelu");
   }
-  const Node* tanh_gelu = graph.find_value("yd")->producer;
+  const Node* tanh_gelu = graph.find_value("yd")->producer();
   CHECK(std::get<std::string>(tanh_gelu->attributes.at("approximate")) == "tanh");
-  CHECK(graph.find_value("ya")->producer->attributes.empty());  // approximate="none"
+  CHECK(graph.find_value("ya")->producer()->attributes.empty());  // approximate="none"
   CHECK(graph.find_value("sqrt2") == nullptr);  // the formula's constants are gone
 }
 
@@ -228,10 +228,10 @@ TEST_CASE("fuse-layernorm turns the decomposition into one LayerNormalization",
     REQUIRE(graph.num_nodes() == 1);
     const Node* node = graph.nodes()[0];
     CHECK(node->op == "LayerNormalization");
-    CHECK(node->outputs[0]->name == "y");
+    CHECK(node->output(0)->name() == "y");
     CHECK(std::get<int64_t>(node->attributes.at("axis")) == c.axis);
     CHECK(std::get<float>(node->attributes.at("epsilon")) == 1e-5f);
-    CHECK(node->inputs.size() == (c.affine ? 3u : 2u));
+    CHECK(node->inputs().size() == (c.affine ? 3u : 2u));
   }
 }
 
@@ -269,9 +269,9 @@ graph fc(%x: f32[3,4], %z: f32[1,3,4]) -> (%y: f32[3,2], %v: f32[1,3,2]) opset 1
 })");
   check_pass_preserves_outputs(graph, fuse_matmul_bias);
   CHECK(count_op(graph, "Gemm") == 2);
-  CHECK(graph.find_value("y")->producer->op == "Gemm");
+  CHECK(graph.find_value("y")->producer()->op == "Gemm");
   // The 3-D MatMul stays, for operator fusion to join with its Add.
-  CHECK(graph.find_value("v")->producer->op == "Add");
+  CHECK(graph.find_value("v")->producer()->op == "Add");
   CHECK(count_op(graph, "MatMul") == 1);
 }
 
@@ -282,7 +282,7 @@ TEST_CASE("fuse-matmul-bias on the example MLP", "[passes][patterns]") {
   CHECK(count_op(graph, "MatMul") == 0);
   CHECK(count_op(graph, "Add") == 0);
   CHECK(count_op(graph, "Gemm") == 3);
-  CHECK(graph.outputs()[0]->name == "output");
+  CHECK(graph.outputs()[0]->name() == "output");
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ TEST_CASE("pretranspose-weights keeps a Gemm's results and drops transB", "[pass
   pretranspose_weights(after);
   const Node* gemm = after.nodes().at(0);
   CHECK(gemm->attributes.count("transB") == 0);
-  CHECK(gemm->inputs[1]->constant->shape() == Shape{5, 4});
+  CHECK(gemm->input(1)->constant->shape() == Shape{5, 4});
 
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);

@@ -4,7 +4,23 @@
 
 #include <catch2/catch.hpp>
 
+namespace minic {
+
+// Graph keeps names, producers and users lists right by construction; these tests break
+// them on purpose, through the fields Value and Node keep private, to see the verifier
+// report each break.
+struct GraphTestAccess {
+  static std::vector<Node*>& users(Value* value) { return value->users_; }
+  static int& producer_output(Value* value) { return value->producer_output_; }
+  static std::string& name(Value* value) { return value->name_; }
+  static std::vector<Value*>& inputs(Node* node) { return node->inputs_; }
+  static std::unique_ptr<Node> stray_node() { return std::unique_ptr<Node>(new Node()); }
+};
+
+}  // namespace minic
+
 using namespace minic;
+using Access = GraphTestAccess;
 
 namespace {
 
@@ -25,10 +41,10 @@ struct SmallGraph {
     x = graph.add_input("x", {DType::f32, {4}});
     c = graph.add_constant("c", Tensor::from_vector<float>({4}, {1, 2, 3, 4}));
     relu = graph.add_node("Relu", {x}, {"y"});
-    set_type(relu->outputs[0], {DType::f32, {4}});
-    add = graph.add_node("Add", {relu->outputs[0], c}, {"z"}, {}, "add_1");
-    set_type(add->outputs[0], {DType::f32, {4}});
-    graph.add_output(add->outputs[0]);
+    set_type(relu->output(0), {DType::f32, {4}});
+    add = graph.add_node("Add", {relu->output(0), c}, {"z"}, {}, "add_1");
+    set_type(add->output(0), {DType::f32, {4}});
+    graph.add_output(add->output(0));
   }
 };
 
@@ -49,7 +65,7 @@ TEST_CASE("a well-formed graph verifies", "[verifier]") {
   // An omitted input, a value used twice by one node, an unused constant, a graph input
   // that is also a graph output: all fine.
   Node* clip = g.graph.add_node("Clip", {g.x, nullptr, g.x}, {"clipped"});
-  set_type(clip->outputs[0], {DType::f32, {4}});
+  set_type(clip->output(0), {DType::f32, {4}});
   g.graph.add_constant("unused", Tensor::scalar<int64_t>(3));
   g.graph.add_output(g.x);
   REQUIRE_NOTHROW(verify_graph(g.graph));
@@ -60,13 +76,11 @@ TEST_CASE("the verifier finds a use before the definition", "[verifier]") {
   Value* x = graph.add_input("x", {DType::f32, {4}});
   Node* relu = graph.add_node("Relu", {x}, {"b"});
   Node* neg = graph.add_node("Neg", {x}, {"a"});
-  set_type(relu->outputs[0], {DType::f32, {4}});
-  set_type(neg->outputs[0], {DType::f32, {4}});
+  set_type(relu->output(0), {DType::f32, {4}});
+  set_type(neg->output(0), {DType::f32, {4}});
   // Relu now reads Neg's output, but comes first in the node list.
-  relu->inputs[0] = neg->outputs[0];
-  x->users = {neg};
-  neg->outputs[0]->users = {relu};
-  graph.add_output(relu->outputs[0]);
+  graph.set_input(relu, 0, neg->output(0));
+  graph.add_output(relu->output(0));
   REQUIRE(verify_error(graph) == "graph 'main': Relu node defining %b: input 0 %a is used before "
                                  "its definition by Neg node defining %a");
   graph.sort_topologically();
@@ -85,28 +99,30 @@ TEST_CASE("the verifier finds a constant whose data does not match its type", "[
 
 TEST_CASE("the verifier checks user lists against the uses", "[verifier]") {
   SmallGraph g;
-  g.x->users.push_back(g.relu);  // listed twice, used once
+  Access::users(g.x).push_back(g.relu);  // listed twice, used once
   REQUIRE(verify_error(g.graph) == "graph 'main': %x lists Relu node defining %y as a user 2 "
                                    "times, but the node uses it 1 times");
-  g.x->users.clear();  // used, not listed
+  Access::users(g.x).clear();  // used, not listed
   REQUIRE(verify_error(g.graph) == "graph 'main': %x does not list Relu node defining %y as a "
                                    "user, but the node uses it 1 times");
-  g.x->users = {g.relu};
-  g.c->users.push_back(g.relu);  // listed, not used
+  Access::users(g.x) = {g.relu};
+  Access::users(g.c).push_back(g.relu);  // listed, not used
   REQUIRE(verify_error(g.graph) == "graph 'main': %c lists Relu node defining %y as a user 1 "
                                    "times, but the node uses it 0 times");
-  g.c->users = {g.add};
-  Node stranger;
-  stranger.op = "Neg";
-  g.c->users.push_back(&stranger);
+  Access::users(g.c) = {g.add};
+  std::unique_ptr<Node> stranger = Access::stray_node();
+  stranger->op = "Neg";
+  Access::users(g.c).push_back(stranger.get());
   REQUIRE(verify_error(g.graph) == "graph 'main': %c lists a user that is not a node of the graph");
+  Access::users(g.c) = {g.add};
+  REQUIRE_NOTHROW(verify_graph(g.graph));
 }
 
 TEST_CASE("the verifier requires every value to have a valid type", "[verifier]") {
   SmallGraph g;
-  g.relu->outputs[0]->has_type = false;
+  g.relu->output(0)->has_type = false;
   REQUIRE(verify_error(g.graph) == "graph 'main': Relu node defining %y: output 0 %y has no type");
-  g.relu->outputs[0]->has_type = true;
+  g.relu->output(0)->has_type = true;
   g.x->type.shape = {4, -1};
   REQUIRE(verify_error(g.graph) == "graph 'main': graph input %x of type f32[4,-1]: negative "
                                    "dimension -1 in shape [4,-1]");
@@ -114,23 +130,23 @@ TEST_CASE("the verifier requires every value to have a valid type", "[verifier]"
 
 TEST_CASE("the verifier checks producers, names and definitions", "[verifier]") {
   SmallGraph g;
-  g.add->outputs[0]->producer_output = 1;
+  Access::producer_output(g.add->output(0)) = 1;
   REQUIRE(verify_error(g.graph) == "graph 'main': Add node 'add_1': output 0 %z does not name "
                                    "this node (output 0) as its producer");
-  g.add->outputs[0]->producer_output = 0;
+  Access::producer_output(g.add->output(0)) = 0;
 
-  g.relu->outputs[0]->name = std::string("x");  // now two values are called %x
+  Access::name(g.relu->output(0)) = "x";  // now two values are called %x
   REQUIRE(verify_error(g.graph) == "graph 'main': Relu node defining %x: output 0 %x has the "
                                    "same name as another value");
-  g.relu->outputs[0]->name = std::string("y");
+  Access::name(g.relu->output(0)) = "y";
 
   // A value that belongs to another graph is not defined here.
   Graph other;
   Value* foreign = other.add_input("w", {DType::f32, {4}});
-  g.add->inputs[1] = foreign;
+  Access::inputs(g.add)[1] = foreign;
   REQUIRE(verify_error(g.graph) ==
           "graph 'main': Add node 'add_1': input 1 %w is not defined in the graph");
-  g.add->inputs[1] = g.c;
+  Access::inputs(g.add)[1] = g.c;
 
   g.graph.add_output(foreign);
   REQUIRE(verify_error(g.graph) == "graph 'main': graph output 1 %w is not defined by an input, "

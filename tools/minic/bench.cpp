@@ -146,7 +146,7 @@ nlohmann::ordered_json bench_json(const BenchOptions& options, const PreparedMod
   if (!options.common.records.empty()) json["records"] = options.common.records;
   nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
   for (const Value* input : model.graph().inputs()) {
-    inputs.push_back({{"name", input->name}, {"type", type_string(input->type)}});
+    inputs.push_back({{"name", input->name()}, {"type", type_string(input->type)}});
   }
   json["inputs"] = inputs;
   json["compile_ms"] = import_ms + passes_ms;
@@ -216,7 +216,7 @@ std::vector<Tensor> bench_inputs(const BenchModel& bench, uint64_t seed) {
   std::mt19937_64 random(seed);
   std::vector<Tensor> inputs;
   for (const Value* input : bench.model->graph().inputs()) {
-    auto given = bench.given_inputs.find(input->name);
+    auto given = bench.given_inputs.find(input->name());
     inputs.push_back(given != bench.given_inputs.end()
                          ? given->second
                          : fill_tensor(input->type, Fill::random, random));
@@ -249,7 +249,7 @@ void print_bench(const BenchOptions& options, const BenchModel& bench,
   fmt::print("  warmup   {}\n  repeat   {}\n  seed     {}\n", options.warmup, options.repeat,
              options.seed);
   for (const Value* input : model.graph().inputs()) {
-    bool given = bench.given_inputs.count(input->name) != 0;
+    bool given = bench.given_inputs.count(input->name()) != 0;
     fmt::print("  input    {}: {} ({})\n", input->name, type_string(input->type),
                given ? "given" : "random");
   }

@@ -79,7 +79,7 @@ bool compare_outputs(const Graph& graph, const std::vector<Tensor>& outputs,
     Tensor expected = read_tensor_file(expected_files[k]);
     TensorComparison comparison = compare_tensors(outputs[k], expected, tolerance);
     if (!comparison.ok()) ++failures;
-    fmt::print("compare {} with {}: {} ({})\n", graph.outputs()[k]->name, expected_files[k],
+    fmt::print("compare {} with {}: {} ({})\n", graph.outputs()[k]->name(), expected_files[k],
                comparison.ok() ? "ok" : "MISMATCH", describe(comparison));
   }
   if (failures == 0) {
@@ -130,7 +130,7 @@ int run_model(const RunOptions& options) {
   std::mt19937_64 random(options.seed);
   std::vector<Tensor> inputs;
   for (const Value* input : graph.inputs()) {
-    auto given = import_options.known_inputs.find(input->name);
+    auto given = import_options.known_inputs.find(input->name());
     if (given != import_options.known_inputs.end()) {
       inputs.push_back(given->second);
     } else {
@@ -152,7 +152,7 @@ int run_model(const RunOptions& options) {
     }
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
-    fmt::print("{}: {} = {}\n", graph.outputs()[k]->name, type_string(outputs[k].type()),
+    fmt::print("{}: {} = {}\n", graph.outputs()[k]->name(), type_string(outputs[k].type()),
                preview_values(outputs[k], kValuesShown));
   }
 

@@ -142,7 +142,7 @@ class ComputeContext : public NodeContext {
 
   // Input `index`; an error if it is an omitted optional input.
   const ComputeTensor& input(size_t index) const;
-  const TensorType& output_type(size_t index) const { return node().outputs.at(index)->type; }
+  const TensorType& output_type(size_t index) const { return node().outputs().at(index)->type; }
   // The value of input `index` where it is a constant (Reshape's shape, Slice's starts,
   // Clip's bounds); NoComputeRule naming the node if it is only known at run time.
   const Tensor& constant_input(size_t index) const;

@@ -45,8 +45,8 @@ class NodeContext {
 
   const Node& node() const { return node_; }
   int opset() const { return opset_; }
-  size_t num_inputs() const { return node_.inputs.size(); }
-  size_t num_outputs() const { return node_.outputs.size(); }
+  size_t num_inputs() const { return node_.inputs().size(); }
+  size_t num_outputs() const { return node_.outputs().size(); }
   bool has_input(size_t index) const { return node_.has_input(index); }
 
   bool has_attr(std::string_view name) const;
@@ -111,7 +111,7 @@ class KernelContext : public NodeContext {
 
   // Input `index`; an error if it is an omitted optional input.
   const Tensor& input(size_t index) const;
-  const TensorType& output_type(size_t index) const { return node().outputs.at(index)->type; }
+  const TensorType& output_type(size_t index) const { return node().outputs().at(index)->type; }
   // A zero-filled tensor of output `index`'s inferred type.
   Tensor make_output(size_t index) const { return Tensor(output_type(index)); }
 

@@ -85,7 +85,7 @@ class DotWriter {
       std::string id = fmt::format("in{}", k);
       out_ += fmt::format(
           "  {} [label=\"%{}\\n{}\", shape=ellipse, style=filled, fillcolor=\"#d9ead3\"];\n", id,
-          escape(input->name), escape(type_text(input)));
+          escape(input->name()), escape(type_text(input)));
       source_[input] = id;
     }
     write_body(graph, "", "  ");
@@ -94,7 +94,7 @@ class DotWriter {
       std::string id = fmt::format("out{}", k);
       out_ += fmt::format(
           "  {} [label=\"%{}\\n{}\", shape=ellipse, style=filled, fillcolor=\"#fce5cd\"];\n",
-          id, escape(output ? output->name : "_"), escape(type_text(output)));
+          id, escape(output ? output->name() : "_"), escape(type_text(output)));
       add_edge(output, id);
     }
 
@@ -137,7 +137,7 @@ class DotWriter {
       ++omitted_constants_;
       return;  // no entry in source_: its edges are left out too
     }
-    std::string label = fmt::format("%{}\n{}", value.name, type_text(&value));
+    std::string label = fmt::format("%{}\n{}", value.name(), type_text(&value));
     if (small) label += "\n" + constant_values_text(data);
     out_ += fmt::format("{}{} [label=\"{}\", shape=note, fontsize=8, style=filled, "
                         "fillcolor=\"#fff2cc\"];\n",
@@ -148,14 +148,14 @@ class DotWriter {
   void write_node(const Node& node, const std::string& id, const std::string& indent,
                   bool in_fused_body) {
     std::vector<std::string> types;
-    for (const Value* output : node.outputs) types.push_back(type_text(output));
+    for (const Value* output : node.outputs()) types.push_back(type_text(output));
     std::string label = node.op;
     if (!types.empty()) label += fmt::format("\n{}", fmt::join(types, ", "));
     out_ += fmt::format("{}{} [label=\"{}\", shape=box, style=\"rounded,filled\", "
                         "fillcolor=\"{}\"];\n",
                         indent, id, escape(label), in_fused_body ? "#dae8fc" : "#eeeeee");
-    for (const Value* input : node.inputs) add_edge(input, id);
-    for (const Value* output : node.outputs) {
+    for (const Value* input : node.inputs()) add_edge(input, id);
+    for (const Value* output : node.outputs()) {
       if (output) source_[output] = id;
     }
   }
@@ -163,7 +163,9 @@ class DotWriter {
   void write_fused(const Node& node, const std::string& id, const std::string& indent) {
     const Graph& body = *node.body;
     std::vector<std::string> outputs;
-    for (const Value* output : node.outputs) outputs.push_back("%" + (output ? output->name : "_"));
+    for (const Value* output : node.outputs()) {
+      outputs.push_back("%" + (output ? output->name() : "_"));
+    }
     std::string label = fmt::format("{} {}", node.op, fmt::join(outputs, ", "));
     if (!node.name.empty()) label += " @" + node.name;
 
@@ -173,14 +175,14 @@ class DotWriter {
     out_ += fmt::format("{}  color=\"#3b6ea5\";\n", indent);
     out_ += fmt::format("{}  fontcolor=\"#3b6ea5\";\n", indent);
     // Each body input stands for the node's input in the same position.
-    for (size_t k = 0; k < body.inputs().size() && k < node.inputs.size(); ++k) {
-      if (node.inputs[k]) source_[body.inputs()[k]] = shape_of(node.inputs[k]);
+    for (size_t k = 0; k < body.inputs().size() && k < node.inputs().size(); ++k) {
+      if (node.input(k)) source_[body.inputs()[k]] = shape_of(node.input(k));
     }
     write_body(body, id + "_", indent + "  ");
     out_ += fmt::format("{}}}\n", indent);
     // Each node output is defined where the matching body output is.
-    for (size_t k = 0; k < node.outputs.size() && k < body.outputs().size(); ++k) {
-      if (node.outputs[k]) source_[node.outputs[k]] = shape_of(body.outputs()[k]);
+    for (size_t k = 0; k < node.outputs().size() && k < body.outputs().size(); ++k) {
+      if (node.output(k)) source_[node.output(k)] = shape_of(body.outputs()[k]);
     }
   }
 

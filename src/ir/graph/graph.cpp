@@ -1,7 +1,9 @@
 // Graph construction and rewriting. Course module 2.
 //
-// The invariants kept here: value names are unique; every Value's `users` lists exactly
-// the nodes that use it; every node output's `producer` is that node.
+// The invariants kept here: value names are unique and the by-name index finds each value
+// by its name; every Value's users list holds one entry per input slot that reads it;
+// every node output names that node and its position as its producer. Value and Node keep
+// these fields private, so the functions below are the only code that writes them.
 #include "minic/ir/graph/graph.h"
 
 #include <algorithm>
@@ -15,17 +17,31 @@ std::string_view attribute_kind_name(const AttributeValue& value) {
   return kNames[value.index()];
 }
 
+Value* Node::output(size_t index) const {
+  MINIC_CHECK(index < outputs_.size());
+  return outputs_[index];
+}
+
 std::string Node::describe() const {
   if (!name.empty()) return fmt::format("{} node '{}'", op, name);
-  if (!outputs.empty() && outputs[0]) return fmt::format("{} node defining %{}", op, outputs[0]->name);
+  if (!outputs_.empty() && outputs_[0]) {
+    return fmt::format("{} node defining %{}", op, outputs_[0]->name());
+  }
   return fmt::format("{} node", op);
+}
+
+void Graph::remove_use(Value* value, Node* user) {
+  auto it = std::find(value->users_.begin(), value->users_.end(), user);
+  MINIC_CHECK(it != value->users_.end());
+  value->users_.erase(it);
 }
 
 Value* Graph::new_value(const std::string& name) {
   if (by_name_.count(name)) fail("graph '{}': the name '{}' is defined twice", this->name, name);
-  values_.push_back(std::make_unique<Value>());
+  // Value's constructor is private to Graph, so make_unique cannot call it.
+  values_.push_back(std::unique_ptr<Value>(new Value()));
   Value* value = values_.back().get();
-  value->name = name;
+  value->name_ = name;
   by_name_[name] = value;
   return value;
 }
@@ -49,20 +65,18 @@ Value* Graph::add_constant(const std::string& name, Tensor data) {
 Node* Graph::add_node(const std::string& op, std::vector<Value*> inputs,
                       const std::vector<std::string>& output_names, Attributes attributes,
                       const std::string& node_name) {
-  nodes_.push_back(std::make_unique<Node>());
+  // Node's constructor is private to Graph, so make_unique cannot call it.
+  nodes_.push_back(std::unique_ptr<Node>(new Node()));
   Node* node = nodes_.back().get();
   node->op = op;
   node->name = node_name;
-  node->inputs = std::move(inputs);
   node->attributes = std::move(attributes);
-  for (Value* input : node->inputs) {
-    if (input) input->users.push_back(node);
-  }
+  set_inputs(node, std::move(inputs));
   for (size_t i = 0; i < output_names.size(); ++i) {
     Value* output = new_value(output_names[i]);
-    output->producer = node;
-    output->producer_output = static_cast<int>(i);
-    node->outputs.push_back(output);
+    output->producer_ = node;
+    output->producer_output_ = static_cast<int>(i);
+    node->outputs_.push_back(output);
   }
   return node;
 }
@@ -106,34 +120,59 @@ bool Graph::is_graph_output(const Value* value) const {
   return std::find(outputs_.begin(), outputs_.end(), value) != outputs_.end();
 }
 
-void Graph::replace_all_uses(Value* from, Value* to) {
-  if (from == to) return;
-  for (Node* user : from->users) {
-    for (Value*& input : user->inputs) {
-      if (input == from) input = to;
-    }
+void Graph::set_input(Node* node, size_t index, Value* value) {
+  if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
+  Value* old = node->inputs_[index];
+  if (old == value) return;
+  if (old) remove_use(old, node);
+  node->inputs_[index] = value;
+  if (value) value->users_.push_back(node);
+}
+
+void Graph::set_inputs(Node* node, std::vector<Value*> inputs) {
+  for (Value* old : node->inputs_) {
+    if (old) remove_use(old, node);
   }
-  // A node using `from` twice appears twice in `users`; after the loop above every such
-  // use points at `to`, so the user list moves over as it is.
-  to->users.insert(to->users.end(), from->users.begin(), from->users.end());
-  from->users.clear();
+  node->inputs_ = std::move(inputs);
+  for (Value* input : node->inputs_) {
+    if (input) input->users_.push_back(node);
+  }
+}
+
+void Graph::replace_all_uses_with(Value* from, Value* to) {
+  MINIC_CHECK(from && to);
+  if (from == to) return;
+  for (Node* user : from->users_) {
+    std::replace(user->inputs_.begin(), user->inputs_.end(), from, to);
+  }
+  // A node using `from` twice appears twice in its users; after the loop above every such
+  // use reads `to`, so the users list moves over as it is.
+  to->users_.insert(to->users_.end(), from->users_.begin(), from->users_.end());
+  from->users_.clear();
   std::replace(outputs_.begin(), outputs_.end(), from, to);
 }
 
+void Graph::swap_producers(Value* a, Value* b) {
+  MINIC_CHECK(a->producer_ && b->producer_);
+  std::swap(a->producer_, b->producer_);
+  std::swap(a->producer_output_, b->producer_output_);
+  a->producer_->outputs_[a->producer_output_] = a;
+  b->producer_->outputs_[b->producer_output_] = b;
+}
+
 void Graph::erase_node(Node* node) {
-  for (Value* output : node->outputs) {
-    MINIC_CHECK(output->users.empty() && !is_graph_output(output));
-    output->producer = nullptr;
-  }
-  for (Value* input : node->inputs) {
-    if (!input) continue;
-    auto it = std::find(input->users.begin(), input->users.end(), node);
-    MINIC_CHECK(it != input->users.end());
-    input->users.erase(it);
-  }
+  // Check everything before changing anything, so that a refused erase leaves the graph as
+  // it was.
   auto it = std::find_if(nodes_.begin(), nodes_.end(),
                          [&](const std::unique_ptr<Node>& n) { return n.get() == node; });
   MINIC_CHECK(it != nodes_.end());
+  for (Value* output : node->outputs_) {
+    MINIC_CHECK(output->users_.empty() && !is_graph_output(output));
+  }
+  for (Value* output : node->outputs_) output->producer_ = nullptr;
+  for (Value* input : node->inputs_) {
+    if (input) remove_use(input, node);
+  }
   nodes_.erase(it);
 }
 
@@ -148,23 +187,23 @@ void Graph::remove_unused_values() {
   std::unordered_set<const Value*> live(inputs_.begin(), inputs_.end());
   live.insert(outputs_.begin(), outputs_.end());
   for (const auto& node : nodes_) {
-    live.insert(node->inputs.begin(), node->inputs.end());
-    live.insert(node->outputs.begin(), node->outputs.end());
+    live.insert(node->inputs_.begin(), node->inputs_.end());
+    live.insert(node->outputs_.begin(), node->outputs_.end());
   }
   std::erase_if(values_, [&](const std::unique_ptr<Value>& value) {
     if (live.count(value.get())) return false;
-    by_name_.erase(value->name);
+    by_name_.erase(value->name_);
     return true;
   });
 }
 
 void Graph::rename_value(Value* value, const std::string& new_name) {
-  if (value->name == new_name) return;
+  if (value->name_ == new_name) return;
   if (by_name_.count(new_name)) {
-    fail("graph '{}': cannot rename %{} to %{}: the name is taken", name, value->name, new_name);
+    fail("graph '{}': cannot rename %{} to %{}: the name is taken", name, value->name_, new_name);
   }
-  by_name_.erase(value->name);
-  value->name = new_name;
+  by_name_.erase(value->name_);
+  value->name_ = new_name;
   by_name_[new_name] = value;
 }
 
@@ -175,8 +214,8 @@ void Graph::sort_topologically() {
   for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
   std::vector<int> pending(nodes_.size(), 0);
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    for (Value* input : nodes_[i]->inputs) {
-      if (input && input->producer) ++pending[i];
+    for (Value* input : nodes_[i]->inputs_) {
+      if (input && input->producer_) ++pending[i];
     }
   }
   std::vector<bool> done(nodes_.size(), false);
@@ -192,8 +231,8 @@ void Graph::sort_topologically() {
       }
     }
     done[next] = true;
-    for (Value* output : nodes_[next]->outputs) {
-      for (Node* user : output->users) --pending[position[user]];
+    for (Value* output : nodes_[next]->outputs_) {
+      for (Node* user : output->users_) --pending[position[user]];
     }
     sorted.push_back(std::move(nodes_[next]));
     // A user of this node may now be ready at an earlier position than `next`.

@@ -240,8 +240,8 @@ class Parser {
   void finish_node(Node* node, NodeTail& tail) {
     for (size_t i = 0; i < tail.types.size(); ++i) {
       if (!tail.types[i]) continue;
-      node->outputs[i]->type = *tail.types[i];
-      node->outputs[i]->has_type = true;
+      node->output(i)->type = *tail.types[i];
+      node->output(i)->has_type = true;
     }
     for (auto& [name, literal] : tail.attribute_resources) {
       pending_.push_back({std::move(literal), nullptr, node, name});

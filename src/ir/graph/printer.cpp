@@ -82,7 +82,7 @@ std::string type_text(const Value* value) {
   return value->has_type ? type_string(value->type) : "?";
 }
 
-std::string ref_text(const Value* value) { return value ? value_ref(value->name) : "_"; }
+std::string ref_text(const Value* value) { return value ? value_ref(value->name()) : "_"; }
 
 class Printer {
  public:
@@ -124,8 +124,8 @@ class Printer {
   }
 
   void print_constant(const Value& value, const std::string& indent) {
-    std::string resource_hint = value.name;
-    out_ += fmt::format("{}{} = const {} {}\n", indent, value_ref(value.name),
+    std::string resource_hint = value.name();
+    out_ += fmt::format("{}{} = const {} {}\n", indent, value_ref(value.name()),
                         type_string(value.type), tensor_data_text(*value.constant, resource_hint));
   }
 
@@ -135,20 +135,20 @@ class Printer {
   // of the node's outputs, which is what lets the parser connect the two.
   void print_node(const Node& node, const std::string& indent) {
     out_ += indent;
-    if (!node.outputs.empty()) {
+    if (!node.outputs().empty()) {
       std::vector<std::string> outputs;
-      for (const Value* output : node.outputs) outputs.push_back(ref_text(output));
+      for (const Value* output : node.outputs()) outputs.push_back(ref_text(output));
       out_ += fmt::format("{} = ", fmt::join(outputs, ", "));
     }
     std::vector<std::string> inputs;
-    for (const Value* input : node.inputs) inputs.push_back(ref_text(input));
+    for (const Value* input : node.inputs()) inputs.push_back(ref_text(input));
     std::string op = node.is_fused() ? std::string(graph_text::kFusedKeyword)
                                      : graph_text::op_text(node.op);
     out_ += fmt::format("{}({})", op, fmt::join(inputs, ", "));
     if (!node.attributes.empty()) print_attributes(node);
-    if (!node.outputs.empty()) {
+    if (!node.outputs().empty()) {
       std::vector<std::string> types;
-      for (const Value* output : node.outputs) types.push_back(type_text(output));
+      for (const Value* output : node.outputs()) types.push_back(type_text(output));
       out_ += fmt::format(" : {}", fmt::join(types, ", "));
     }
     if (!node.name.empty()) {
@@ -167,8 +167,8 @@ class Printer {
     std::vector<std::string> parts;
     for (const auto& [name, attribute] : node.attributes) {
       // A large tensor attribute's resource is named after the node's first output.
-      std::string owner = node.outputs.empty() || !node.outputs[0] ? node.op
-                                                                    : node.outputs[0]->name;
+      std::string owner = node.outputs().empty() || !node.output(0) ? node.op
+                                                                    : node.output(0)->name();
       parts.push_back(fmt::format("{}={}", identifier_or_quoted(name),
                                   attribute_text(attribute, owner + "." + name)));
     }

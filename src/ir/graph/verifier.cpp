@@ -23,7 +23,7 @@ namespace minic {
 
 namespace {
 
-std::string ref(const Value* value) { return "%" + value->name; }
+std::string ref(const Value* value) { return "%" + value->name(); }
 
 class Verifier {
  public:
@@ -68,7 +68,7 @@ class Verifier {
   // Adds `value` to the defined values; fails on a second definition or a shared name.
   void define(const Value* value, const std::string& what) {
     if (!defined_.insert(value).second) error("{} is defined twice", what);
-    auto [it, inserted] = by_name_.emplace(value->name, value);
+    auto [it, inserted] = by_name_.emplace(value->name(), value);
     if (!inserted) error("{} has the same name as another value", what);
     order_.push_back(value);
   }
@@ -77,14 +77,14 @@ class Verifier {
     if (!input) error("a graph input is null");
     std::string what = fmt::format("graph input {}", ref(input));
     if (input->is_constant()) error("{} also holds constant data", what);
-    if (input->producer) error("{} has a producer, {}", what, input->producer->describe());
+    if (input->producer()) error("{} has a producer, {}", what, input->producer()->describe());
     check_typed(input, what);
     define(input, what);
   }
 
   void check_constant(const Value* value) {
     std::string what = fmt::format("constant {}", ref(value));
-    if (value->producer) error("{} has a producer, {}", what, value->producer->describe());
+    if (value->producer()) error("{} has a producer, {}", what, value->producer()->describe());
     check_typed(value, what);
     if (value->constant->type() != value->type) {
       error("{} holds data of type {}, but its type is {}", what,
@@ -96,23 +96,23 @@ class Verifier {
   void check_node(const Node* node, size_t index) {
     std::string where = node->describe();
     if (node->op.empty()) error("{} has no op", where);
-    for (size_t i = 0; i < node->inputs.size(); ++i) {
-      const Value* input = node->inputs[i];
+    for (size_t i = 0; i < node->inputs().size(); ++i) {
+      const Value* input = node->input(i);
       if (!input) continue;  // an omitted optional input
       if (!defined_.count(input)) {
-        if (input->producer && position_.count(input->producer)) {
+        if (input->producer() && position_.count(input->producer())) {
           error("{}: input {} {} is used before its definition by {}", where, i, ref(input),
-                input->producer->describe());
+                input->producer()->describe());
         }
         error("{}: input {} {} is not defined in the graph", where, i, ref(input));
       }
       ++uses_[input][index];
     }
-    for (size_t i = 0; i < node->outputs.size(); ++i) {
-      const Value* output = node->outputs[i];
+    for (size_t i = 0; i < node->outputs().size(); ++i) {
+      const Value* output = node->output(i);
       if (!output) error("{}: output {} is null", where, i);
       std::string what = fmt::format("{}: output {} {}", where, i, ref(output));
-      if (output->producer != node || output->producer_output != static_cast<int>(i)) {
+      if (output->producer() != node || output->producer_output() != static_cast<int>(i)) {
         error("{} does not name this node (output {}) as its producer", what, i);
       }
       if (output->is_constant()) error("{} also holds constant data", what);
@@ -127,31 +127,31 @@ class Verifier {
   void check_fused(const Node* node, const std::string& where) {
     const Graph& body = *node->body;
     if (node->op != kFusedOp) error("{} has a body but its op is not {}", where, kFusedOp);
-    if (body.inputs().size() != node->inputs.size() ||
-        body.outputs().size() != node->outputs.size()) {
+    if (body.inputs().size() != node->inputs().size() ||
+        body.outputs().size() != node->outputs().size()) {
       error("{}: its body has {} inputs and {} outputs, the node {} and {}", where,
-            body.inputs().size(), body.outputs().size(), node->inputs.size(),
-            node->outputs.size());
+            body.inputs().size(), body.outputs().size(), node->inputs().size(),
+            node->outputs().size());
     }
-    for (size_t i = 0; i < node->inputs.size(); ++i) {
-      if (!node->inputs[i]) error("{}: a fused node cannot omit input {}", where, i);
-      if (body.inputs()[i]->type != node->inputs[i]->type) {
+    for (size_t i = 0; i < node->inputs().size(); ++i) {
+      if (!node->input(i)) error("{}: a fused node cannot omit input {}", where, i);
+      if (body.inputs()[i]->type != node->input(i)->type) {
         error("{}: body input {} is {} but the node's input is {}", where, i,
-              type_string(body.inputs()[i]->type), type_string(node->inputs[i]->type));
+              type_string(body.inputs()[i]->type), type_string(node->input(i)->type));
       }
-      if (body.inputs()[i]->name != node->inputs[i]->name) {
+      if (body.inputs()[i]->name() != node->input(i)->name()) {
         error("{}: body input {} is {} but the node's input is {}", where, i,
-              ref(body.inputs()[i]), ref(node->inputs[i]));
+              ref(body.inputs()[i]), ref(node->input(i)));
       }
     }
-    for (size_t i = 0; i < node->outputs.size(); ++i) {
-      if (body.outputs()[i] && body.outputs()[i]->type != node->outputs[i]->type) {
+    for (size_t i = 0; i < node->outputs().size(); ++i) {
+      if (body.outputs()[i] && body.outputs()[i]->type != node->output(i)->type) {
         error("{}: body output {} is {} but the node's output is {}", where, i,
-              type_string(body.outputs()[i]->type), type_string(node->outputs[i]->type));
+              type_string(body.outputs()[i]->type), type_string(node->output(i)->type));
       }
-      if (body.outputs()[i] && body.outputs()[i]->name != node->outputs[i]->name) {
+      if (body.outputs()[i] && body.outputs()[i]->name() != node->output(i)->name()) {
         error("{}: body output {} is {} but the node's output is {}", where, i,
-              ref(body.outputs()[i]), ref(node->outputs[i]));
+              ref(body.outputs()[i]), ref(node->output(i)));
       }
     }
     try {
@@ -167,14 +167,14 @@ class Verifier {
     for (const Value* value : order_) {
       const std::map<size_t, int>& uses = uses_[value];
       std::map<size_t, int> listed;
-      for (const Node* user : value->users) {
+      for (const Node* user : value->users()) {
         auto it = user ? position_.find(user) : position_.end();
         if (it == position_.end()) {
           error("{} lists a user that is not a node of the graph", ref(value));
         }
         ++listed[it->second];
       }
-      for (const Node* user : value->users) {
+      for (const Node* user : value->users()) {
         size_t index = position_.at(user);
         auto it = uses.find(index);
         int count = it == uses.end() ? 0 : it->second;

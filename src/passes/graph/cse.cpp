@@ -66,8 +66,8 @@ size_t hash_tensor(const Tensor& tensor) {
 // only within a bucket).
 size_t hash_node(const Node& node) {
   size_t seed = std::hash<std::string>()(node.op);
-  for (const Value* input : node.inputs) hash_combine(seed, std::hash<const Value*>()(input));
-  hash_combine(seed, node.outputs.size());
+  for (const Value* input : node.inputs()) hash_combine(seed, std::hash<const Value*>()(input));
+  hash_combine(seed, node.outputs().size());
   return seed;
 }
 
@@ -102,14 +102,14 @@ bool same_attributes(const Attributes& a, const Attributes& b) {
 }
 
 bool equivalent(const Node& a, const Node& b) {
-  return a.op == b.op && a.inputs == b.inputs && a.outputs.size() == b.outputs.size() &&
+  return a.op == b.op && a.inputs() == b.inputs() && a.outputs().size() == b.outputs().size() &&
          same_attributes(a.attributes, b.attributes);
 }
 
 // True if the uses of `value` must stay as they are (see the invariant above).
 bool must_keep_uses(const Graph& graph, const Value* value) {
   return graph.is_graph_output(value) ||
-         std::ranges::any_of(value->users, [](const Node* user) { return user->is_fused(); });
+         std::ranges::any_of(value->users(), [](const Node* user) { return user->is_fused(); });
 }
 
 // Step 1: every use of a constant goes to the first constant identical to it.
@@ -126,7 +126,7 @@ void merge_constants(Graph& graph) {
     if (same == bucket.end()) {
       bucket.push_back(value);
     } else if (!must_keep_uses(graph, value)) {
-      graph.replace_all_uses(value, *same);
+      graph.replace_all_uses_with(value, *same);
     }
   }
 }
@@ -135,18 +135,18 @@ void merge_constants(Graph& graph) {
 void merge_nodes(Graph& graph) {
   std::unordered_map<size_t, std::vector<Node*>> seen;
   for (Node* node : graph.nodes()) {
-    if (node->is_fused() || node->outputs.empty()) continue;
+    if (node->is_fused() || node->outputs().empty()) continue;
     std::vector<Node*>& bucket = seen[hash_node(*node)];
     auto same = std::ranges::find_if(bucket, [&](const Node* earlier) {
       return equivalent(*earlier, *node);
     });
     if (same == bucket.end()) {
       bucket.push_back(node);
-    } else if (std::ranges::none_of(node->outputs, [&](const Value* output) {
+    } else if (std::ranges::none_of(node->outputs(), [&](const Value* output) {
                  return must_keep_uses(graph, output);
                })) {
-      for (size_t i = 0; i < node->outputs.size(); ++i) {
-        graph.replace_all_uses(node->outputs[i], (*same)->outputs[i]);
+      for (size_t i = 0; i < node->outputs().size(); ++i) {
+        graph.replace_all_uses_with(node->output(i), (*same)->output(i));
       }
       graph.erase_node(node);
     }

@@ -38,8 +38,8 @@ namespace minic {
 namespace {
 
 bool is_dead(const Graph& graph, const Node& node) {
-  return std::ranges::all_of(node.outputs, [&](const Value* output) {
-    return output->users.empty() && !graph.is_graph_output(output);
+  return std::ranges::all_of(node.outputs(), [&](const Value* output) {
+    return output->users().empty() && !graph.is_graph_output(output);
   });
 }
 

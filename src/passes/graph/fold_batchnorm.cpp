@@ -58,16 +58,16 @@ struct ChannelAffine {
 // constant with one entry per channel. Reads the attributes as the op does.
 std::optional<ChannelAffine> read_batchnorm(const Graph& graph, const Node& bn) {
   NodeContext ctx(bn, graph.opset);
-  if (bn.inputs.size() != 5 || bn.outputs.size() != 1 || !bn.inputs[0]) return std::nullopt;
+  if (bn.inputs().size() != 5 || bn.outputs().size() != 1 || !bn.input(0)) return std::nullopt;
   if (graph.opset < 7 && ctx.get_int("is_test", 0) == 0) return std::nullopt;
   if (graph.opset >= 14 && ctx.get_int("training_mode", 0) != 0) return std::nullopt;
   if (ctx.get_int("spatial", 1) != 1) return std::nullopt;
-  const TensorType& x = bn.inputs[0]->type;
+  const TensorType& x = bn.input(0)->type;
   if (x.rank() < 2 || !is_float(x.dtype)) return std::nullopt;
   const int64_t channels = x.shape[1];
   std::vector<std::vector<double>> params;  // scale, B, mean, var
   for (size_t i = 1; i < 5; ++i) {
-    const Value* param = bn.inputs[i];
+    const Value* param = bn.input(i);
     if (!param || !param->is_constant() || param->type.shape != Shape{channels}) {
       return std::nullopt;
     }
@@ -86,7 +86,7 @@ std::optional<ChannelAffine> read_batchnorm(const Graph& graph, const Node& bn) 
 // The producer of `value` if its op is `op` and `value` is read by `reader` alone.
 Node* sole_producer(const Graph& graph, const Value* value, std::string_view op,
                     const Node* reader) {
-  Node* producer = value->producer;
+  Node* producer = value->producer();
   if (!producer || producer->op != op || !edit::used_only_by(graph, value, reader)) return nullptr;
   return producer;
 }
@@ -114,11 +114,11 @@ std::pair<Shape, std::vector<double>> scaled_bias(const Tensor* bias, double fac
 
 // Conv(x, W, b) → BatchNormalization  ⇒  Conv(x, W * s, b * s + t).
 bool fold_into_conv(Graph& graph, Node& bn, const ChannelAffine& affine) {
-  Value* result = bn.inputs[0];
+  Value* result = bn.input(0);
   Node* conv = sole_producer(graph, result, "Conv", &bn);
   if (!conv) return false;
-  const Value* weight = conv->inputs[1];
-  const Value* bias = conv->has_input(2) ? conv->inputs[2] : nullptr;
+  const Value* weight = conv->input(1);
+  const Value* bias = conv->input(2);
   const int64_t channels = static_cast<int64_t>(affine.scale.size());
   if (!weight || !weight->is_constant() || weight->type.rank() < 1 ||
       weight->type.shape[0] != channels || (bias && !bias->is_constant())) {
@@ -131,25 +131,25 @@ bool fold_into_conv(Graph& graph, Node& bn, const ChannelAffine& affine) {
     for (int64_t c = 0; c < channels; ++c) new_bias[c] += old_bias[c] * affine.scale[c];
   }
   const DType dtype = weight->type.dtype;
-  edit::set_input(*conv, 1,
+  graph.set_input(conv, 1,
                   edit::add_constant_from_doubles(
-                      graph, weight->name + "_bn", dtype, weight->type.shape,
+                      graph, weight->name() + "_bn", dtype, weight->type.shape,
                       edit::scale_along_axis(*weight->constant, 0, affine.scale)));
-  const std::string bias_hint = bias ? bias->name + "_bn" : weight->name + "_bias_bn";
-  edit::set_input(*conv, 2,
+  const std::string bias_hint = bias ? bias->name() + "_bn" : weight->name() + "_bias_bn";
+  graph.set_input(conv, 2,
                   edit::add_constant_from_doubles(graph, bias_hint, dtype, {channels}, new_bias));
-  edit::replace_node(graph, &bn, bn.outputs[0], result);
+  edit::replace_node(graph, &bn, bn.output(0), result);
   return true;
 }
 
 // Gemm(A, B, C) → BatchNormalization over its N columns  ⇒  Gemm(A, B', C') with B's columns
 // (its rows when transB = 1) scaled by s, C' = beta * C * s + t and beta = 1.
 bool fold_into_gemm(Graph& graph, Node& bn, const ChannelAffine& affine) {
-  Value* result = bn.inputs[0];
+  Value* result = bn.input(0);
   Node* gemm = sole_producer(graph, result, "Gemm", &bn);
   if (!gemm) return false;
-  const Value* weight = gemm->inputs[1];
-  const Value* bias = gemm->has_input(2) ? gemm->inputs[2] : nullptr;
+  const Value* weight = gemm->input(1);
+  const Value* bias = gemm->input(2);
   if (!weight || !weight->is_constant() || weight->type.rank() != 2 ||
       (bias && !bias->is_constant())) {
     return false;
@@ -158,17 +158,17 @@ bool fold_into_gemm(Graph& graph, Node& bn, const ChannelAffine& affine) {
   const int64_t column_axis = ctx.get_int("transB", 0) != 0 ? 0 : 1;
   const double beta = ctx.get_float("beta", 1.0f);
   const DType dtype = weight->type.dtype;
-  edit::set_input(*gemm, 1,
+  graph.set_input(gemm, 1,
                   edit::add_constant_from_doubles(
-                      graph, weight->name + "_bn", dtype, weight->type.shape,
+                      graph, weight->name() + "_bn", dtype, weight->type.shape,
                       edit::scale_along_axis(*weight->constant, column_axis, affine.scale)));
   auto [shape, values] = scaled_bias(bias ? bias->constant.get() : nullptr, beta,
                                      result->type.shape[0], affine);
-  const std::string bias_hint = bias ? bias->name + "_bn" : weight->name + "_bias_bn";
-  edit::set_input(*gemm, 2,
+  const std::string bias_hint = bias ? bias->name() + "_bn" : weight->name() + "_bias_bn";
+  graph.set_input(gemm, 2,
                   edit::add_constant_from_doubles(graph, bias_hint, dtype, shape, values));
   gemm->attributes.erase("beta");  // 1, the default
-  edit::replace_node(graph, &bn, bn.outputs[0], result);
+  edit::replace_node(graph, &bn, bn.output(0), result);
   return true;
 }
 
@@ -176,18 +176,18 @@ bool fold_into_gemm(Graph& graph, Node& bn, const ChannelAffine& affine) {
 // [M, N]  ⇒  MatMul(x, W') → Add(·, bias'), with W's columns scaled by s and
 // bias' = bias * s + t. Without an Add, one is created (`added` is then set).
 bool fold_into_matmul(Graph& graph, Node& bn, const ChannelAffine& affine, bool& added) {
-  Value* result = bn.inputs[0];
-  if (result->type.rank() != 2 || !result->producer) return false;
+  Value* result = bn.input(0);
+  if (result->type.rank() != 2 || !result->producer()) return false;
   Node* add = sole_producer(graph, result, "Add", &bn);
   Value* product = result;
   Value* bias = nullptr;
   size_t bias_slot = 1;
   if (add) {
     for (size_t slot : {size_t{0}, size_t{1}}) {
-      Value* candidate = add->inputs[1 - slot];
-      if (add->inputs[slot]->is_constant() && add->inputs[slot]->type.rank() <= 2 &&
+      Value* candidate = add->input(1 - slot);
+      if (add->input(slot)->is_constant() && add->input(slot)->type.rank() <= 2 &&
           candidate->type == result->type && sole_producer(graph, candidate, "MatMul", add)) {
-        bias = add->inputs[slot];
+        bias = add->input(slot);
         bias_slot = slot;
         product = candidate;
         break;
@@ -197,49 +197,50 @@ bool fold_into_matmul(Graph& graph, Node& bn, const ChannelAffine& affine, bool&
   }
   Node* matmul = sole_producer(graph, product, "MatMul", add ? add : &bn);
   if (!matmul) return false;
-  const Value* weight = matmul->inputs[1];
+  const Value* weight = matmul->input(1);
   if (!weight->is_constant() || weight->type.rank() != 2) return false;
   const DType dtype = weight->type.dtype;
-  edit::set_input(*matmul, 1,
+  graph.set_input(matmul, 1,
                   edit::add_constant_from_doubles(
-                      graph, weight->name + "_bn", dtype, weight->type.shape,
+                      graph, weight->name() + "_bn", dtype, weight->type.shape,
                       edit::scale_along_axis(*weight->constant, 1, affine.scale)));
   auto [shape, values] = scaled_bias(bias ? bias->constant.get() : nullptr, 1.0,
                                      result->type.shape[0], affine);
-  const std::string bias_hint = bias ? bias->name + "_bn" : weight->name + "_bias_bn";
+  const std::string bias_hint = bias ? bias->name() + "_bn" : weight->name() + "_bias_bn";
   Value* new_bias = edit::add_constant_from_doubles(graph, bias_hint, dtype, shape, values);
   const bool create_add = add == nullptr;
   if (add) {
-    edit::set_input(*add, bias_slot, new_bias);
+    graph.set_input(add, bias_slot, new_bias);
   } else {
-    add = graph.add_node("Add", {product, new_bias}, {graph.unique_name(product->name + "_bias")});
-    add->outputs[0]->type = product->type;
-    add->outputs[0]->has_type = true;
+    add = graph.add_node("Add", {product, new_bias},
+                         {graph.unique_name(product->name() + "_bias")});
+    add->output(0)->type = product->type;
+    add->output(0)->has_type = true;
     added = true;
   }
-  edit::replace_node(graph, &bn, bn.outputs[0], add->outputs[0], /*take_name=*/create_add);
+  edit::replace_node(graph, &bn, bn.output(0), add->output(0), /*take_name=*/create_add);
   return true;
 }
 
 // BatchNormalization(x) → x * s + t, with s and t constants of shape [C, 1, ..., 1].
 void write_as_affine(Graph& graph, Node& bn, const ChannelAffine& affine) {
-  Value* x = bn.inputs[0];
-  Value* y = bn.outputs[0];
+  Value* x = bn.input(0);
+  Value* y = bn.output(0);
   Shape shape(static_cast<size_t>(x->type.rank() - 1), 1);
   shape[0] = static_cast<int64_t>(affine.scale.size());
   const DType dtype = x->type.dtype;
-  Value* scale = edit::add_constant_from_doubles(graph, y->name + "_scale", dtype, shape,
+  Value* scale = edit::add_constant_from_doubles(graph, y->name() + "_scale", dtype, shape,
                                                  affine.scale);
-  Value* shift = edit::add_constant_from_doubles(graph, y->name + "_shift", dtype, shape,
+  Value* shift = edit::add_constant_from_doubles(graph, y->name() + "_shift", dtype, shape,
                                                  affine.shift);
-  Node* mul = graph.add_node("Mul", {x, scale}, {graph.unique_name(y->name + "_scaled")});
-  Node* add = graph.add_node("Add", {mul->outputs[0], shift},
-                             {graph.unique_name(y->name + "_shifted")});
+  Node* mul = graph.add_node("Mul", {x, scale}, {graph.unique_name(y->name() + "_scaled")});
+  Node* add = graph.add_node("Add", {mul->output(0), shift},
+                             {graph.unique_name(y->name() + "_shifted")});
   for (Node* node : {mul, add}) {
-    node->outputs[0]->type = x->type;
-    node->outputs[0]->has_type = true;
+    node->output(0)->type = x->type;
+    node->output(0)->has_type = true;
   }
-  edit::replace_node(graph, &bn, y, add->outputs[0], /*take_name=*/true);
+  edit::replace_node(graph, &bn, y, add->output(0), /*take_name=*/true);
 }
 
 }  // namespace

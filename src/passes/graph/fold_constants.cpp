@@ -60,14 +60,14 @@ std::optional<std::vector<Tensor>> values_from_types(const Node& node, int opset
   ShapeContext ctx(node, opset, [](const Value* value) { return value->constant.get(); });
   schema->shape_rule(ctx);
   std::vector<std::optional<Tensor>>& recorded = ctx.output_values();
-  if (recorded.size() != node.outputs.size()) return std::nullopt;
+  if (recorded.size() != node.outputs().size()) return std::nullopt;
   std::vector<Tensor> results;
   for (size_t i = 0; i < recorded.size(); ++i) {
     if (!recorded[i]) return std::nullopt;
-    if (recorded[i]->type() != node.outputs[i]->type) {
+    if (recorded[i]->type() != node.output(i)->type) {
       internal_fail("{}: output {} is {} but its type is {}",
                     node.describe(), i, type_string(recorded[i]->type()),
-                    type_string(node.outputs[i]->type));
+                    type_string(node.output(i)->type));
     }
     results.push_back(std::move(*recorded[i]));
   }
@@ -77,7 +77,7 @@ std::optional<std::vector<Tensor>> values_from_types(const Node& node, int opset
 // The node's outputs computed now, or nullopt if they depend on the graph's inputs.
 std::optional<std::vector<Tensor>> fold(const Node& node, int opset) {
   std::vector<const Tensor*> inputs;
-  for (const Value* input : node.inputs) {
+  for (const Value* input : node.inputs()) {
     if (input && !input->is_constant()) {
       if (is_known_from_types(node)) return values_from_types(node, opset);
       return std::nullopt;
@@ -90,12 +90,12 @@ std::optional<std::vector<Tensor>> fold(const Node& node, int opset) {
 // Replaces `node` by constants holding `results`, each under its output's name.
 void replace_by_constants(Graph& graph, Node* node, std::vector<Tensor> results) {
   for (size_t i = 0; i < results.size(); ++i) {
-    Value* output = node->outputs[i];
-    std::string name = output->name;
+    Value* output = node->output(i);
+    std::string name = output->name();
     // The old output, dropped at the end of the pass, hands its name to the constant.
     graph.rename_value(output, graph.unique_name(name + ".folded"));
     Value* constant = graph.add_constant(name, std::move(results[i]));
-    graph.replace_all_uses(output, constant);
+    graph.replace_all_uses_with(output, constant);
   }
   graph.erase_node(node);
 }

@@ -66,13 +66,13 @@ std::optional<std::vector<double>> per_channel(const Value* constant, const Tens
 // Folds `node` (Mul, Add or Sub) into the Conv producing its input `conv_slot`, reading
 // the constant at the other input; returns whether it did.
 bool fold(Graph& graph, Node& node, size_t conv_slot) {
-  Value* result = node.inputs[conv_slot];
-  Node* conv = result->producer;
+  Value* result = node.input(conv_slot);
+  Node* conv = result->producer();
   if (!conv || conv->op != "Conv" || !edit::used_only_by(graph, result, &node)) return false;
-  if (node.outputs[0]->type != result->type) return false;
-  std::optional<std::vector<double>> values = per_channel(node.inputs[1 - conv_slot], result->type);
-  const Value* weight = conv->inputs[1];
-  const Value* bias = conv->has_input(2) ? conv->inputs[2] : nullptr;
+  if (node.output(0)->type != result->type) return false;
+  std::optional<std::vector<double>> values = per_channel(node.input(1 - conv_slot), result->type);
+  const Value* weight = conv->input(1);
+  const Value* bias = conv->input(2);
   const int64_t channels = result->type.shape[1];
   if (!values || !weight || !weight->is_constant() || weight->type.rank() < 1 ||
       weight->type.shape[0] != channels || (bias && !bias->is_constant())) {
@@ -83,24 +83,24 @@ bool fold(Graph& graph, Node& node, size_t conv_slot) {
   if (static_cast<int64_t>(new_bias.size()) != channels) return false;
 
   const DType dtype = weight->type.dtype;
-  const std::string bias_hint = bias ? bias->name : weight->name + "_bias";
+  const std::string bias_hint = bias ? bias->name() : weight->name() + "_bias";
   if (node.op == "Mul") {
     for (int64_t c = 0; c < channels; ++c) new_bias[c] *= (*values)[c];
-    edit::set_input(*conv, 1,
+    graph.set_input(conv, 1,
                     edit::add_constant_from_doubles(
-                        graph, weight->name + "_scaled", dtype, weight->type.shape,
+                        graph, weight->name() + "_scaled", dtype, weight->type.shape,
                         edit::scale_along_axis(*weight->constant, 0, *values)));
     if (bias) {
-      edit::set_input(*conv, 2, edit::add_constant_from_doubles(graph, bias_hint + "_scaled",
+      graph.set_input(conv, 2, edit::add_constant_from_doubles(graph, bias_hint + "_scaled",
                                                                 dtype, {channels}, new_bias));
     }
   } else {
     const double sign = node.op == "Sub" ? -1.0 : 1.0;
     for (int64_t c = 0; c < channels; ++c) new_bias[c] += sign * (*values)[c];
-    edit::set_input(*conv, 2, edit::add_constant_from_doubles(graph, bias_hint + "_shifted",
+    graph.set_input(conv, 2, edit::add_constant_from_doubles(graph, bias_hint + "_shifted",
                                                               dtype, {channels}, new_bias));
   }
-  edit::replace_node(graph, &node, node.outputs[0], result);
+  edit::replace_node(graph, &node, node.output(0), result);
   return true;
 }
 
@@ -110,7 +110,7 @@ void fold_conv_affine(Graph& graph) {
   bool changed = false;
   // A fold erases only the node it folds, so the nodes ahead in this list stay valid.
   for (Node* node : graph.nodes()) {
-    if (node->inputs.size() != 2 || !node->inputs[0] || !node->inputs[1]) continue;
+    if (node->inputs().size() != 2 || !node->input(0) || !node->input(1)) continue;
     bool folded = false;
     if (node->op == "Mul" || node->op == "Add") {
       folded = fold(graph, *node, 0) || fold(graph, *node, 1);

@@ -65,10 +65,10 @@ struct Product {
 
 // True if `node` multiplies: a Mul, or a Div by a nonzero constant.
 bool is_product_step(const Node& node) {
-  if (node.inputs.size() != 2 || node.outputs.size() != 1) return false;
+  if (node.inputs().size() != 2 || node.outputs().size() != 1) return false;
   if (node.op == "Mul") return true;
   if (node.op != "Div") return false;
-  std::optional<double> divisor = splat_value(node.inputs[1]);
+  std::optional<double> divisor = splat_value(node.input(1));
   return divisor && *divisor != 0;
 }
 
@@ -83,7 +83,7 @@ void add_factor(const Graph& graph, Value* value, const Node& step, int depth,
     product.scale *= *number;
     return;
   }
-  Node* producer = value ? value->producer : nullptr;
+  Node* producer = value ? value->producer() : nullptr;
   if (depth > 0 && producer && is_product_step(*producer) &&
       used_only_by(graph, value, &step)) {
     product.nodes.push_back(producer);
@@ -95,11 +95,11 @@ void add_factor(const Graph& graph, Value* value, const Node& step, int depth,
 
 void add_factors_of(const Graph& graph, const Node& step, int depth, Product& product) {
   if (step.op == "Div") {
-    product.scale /= *splat_value(step.inputs[1]);
-    add_factor(graph, step.inputs[0], step, depth, product);
+    product.scale /= *splat_value(step.input(1));
+    add_factor(graph, step.input(0), step, depth, product);
     return;
   }
-  for (Value* operand : step.inputs) add_factor(graph, operand, step, depth, product);
+  for (Value* operand : step.inputs()) add_factor(graph, operand, step, depth, product);
 }
 
 // --- step 2: the two inner formulas ----------------------------------------------------------
@@ -115,9 +115,9 @@ Value* unscale(const Value* value, double factor, std::vector<Node*>& nodes) {
       }
     }
   }
-  if (Node* div = match_op(value, "Div"); div && is_constant_near(div->inputs[1], 1 / factor)) {
+  if (Node* div = match_op(value, "Div"); div && is_constant_near(div->input(1), 1 / factor)) {
     nodes.push_back(div);
-    return div->inputs[0];
+    return div->input(0);
   }
   return nullptr;
 }
@@ -125,7 +125,7 @@ Value* unscale(const Value* value, double factor, std::vector<Node*>& nodes) {
 // `value` = x^3: Pow(x, 3), (x * x) * x or x * (x * x).
 bool is_cube_of(const Value* value, const Value* x, std::vector<Node*>& nodes) {
   if (Node* pow = match_op(value, "Pow")) {
-    if (pow->inputs[0] != x || !is_constant_near(pow->inputs[1], 3.0)) return false;
+    if (pow->input(0) != x || !is_constant_near(pow->input(1), 3.0)) return false;
     nodes.push_back(pow);
     return true;
   }
@@ -133,7 +133,7 @@ bool is_cube_of(const Value* value, const Value* x, std::vector<Node*>& nodes) {
   if (!outer) return false;
   for (auto [a, b] : both_orders(*outer)) {
     Node* square = match_op(b, "Mul");
-    if (a == x && square && square->inputs[0] == x && square->inputs[1] == x) {
+    if (a == x && square && square->input(0) == x && square->input(1) == x) {
       nodes.push_back(outer);
       nodes.push_back(square);
       return true;
@@ -160,7 +160,7 @@ Node* one_plus(const Value* value, std::string_view f, std::vector<Node*>& nodes
 // `value` = 1 + Erf(x / sqrt(2)).
 bool is_erf_term(const Value* value, const Value* x, std::vector<Node*>& nodes) {
   Node* erf = one_plus(value, "Erf", nodes);
-  return erf && unscale(erf->inputs[0], 1 / std::numbers::sqrt2, nodes) == x;
+  return erf && unscale(erf->input(0), 1 / std::numbers::sqrt2, nodes) == x;
 }
 
 // `value` = 1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)).
@@ -168,7 +168,7 @@ bool is_tanh_term(const Value* value, const Value* x, std::vector<Node*>& nodes)
   Node* tanh = one_plus(value, "Tanh", nodes);
   if (!tanh) return false;
   const double sqrt_2_over_pi = std::sqrt(2 / std::numbers::pi);
-  Node* sum = match_op(unscale(tanh->inputs[0], sqrt_2_over_pi, nodes), "Add");
+  Node* sum = match_op(unscale(tanh->input(0), sqrt_2_over_pi, nodes), "Add");
   if (!sum) return false;
   for (auto [a, b] : both_orders(*sum)) {
     if (a != x) continue;
@@ -215,7 +215,7 @@ std::optional<pattern::Replacement> match_gelu(Graph& graph, Node& root) {
                          std::pair{product.terms[1], product.terms[0]}}) {
     if (!x || !x->has_type || !is_float(x->type.dtype)) continue;
     // A constant of more axes than x would have broadcast the result; Gelu(x) would not.
-    if (root.outputs[0]->type != x->type) continue;
+    if (root.output(0)->type != x->type) continue;
     std::vector<Node*> nodes = product.nodes;
     std::optional<std::string> approximate = match_gelu_term(term, x, nodes);
     if (!approximate) continue;

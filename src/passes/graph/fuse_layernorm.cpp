@@ -77,7 +77,7 @@ std::optional<std::vector<int64_t>> kept_reduced_axes(const Node& reduce, int op
   if (opset < 18) {
     axes = ctx.get_ints("axes", {});
   } else if (reduce.has_input(1)) {
-    const Value* input = reduce.inputs[1];
+    const Value* input = reduce.input(1);
     if (!input->is_constant() || input->type.rank() > 1) return std::nullopt;
     axes = input->constant->to_int64_vector();
   }
@@ -120,7 +120,7 @@ Value* as_parameter(Graph& graph, Value* value, const TensorType& x, const Shape
     if (dim != 1 && dim != normalized[normalized.size() - i]) return nullptr;
   }
   if (shape == value->type.shape) return value;
-  return graph.add_constant(graph.unique_name(value->name), value->constant->reshaped(shape));
+  return graph.add_constant(graph.unique_name(value->name()), value->constant->reshaped(shape));
 }
 
 // The Mul or Add that is the only user of `value` and combines it with a constant that fits
@@ -128,7 +128,7 @@ Value* as_parameter(Graph& graph, Value* value, const TensorType& x, const Shape
 Node* affine_step(Graph& graph, const Value* value, std::string_view op, const TensorType& x,
                   const Shape& normalized, Value*& parameter) {
   Node* step = sole_user(graph, value, op);
-  if (!step || step->outputs[0]->type != x) return nullptr;
+  if (!step || step->output(0)->type != x) return nullptr;
   for (auto [operand, other] : both_orders(*step)) {
     if (operand != value) continue;
     parameter = as_parameter(graph, other, x, normalized);
@@ -142,23 +142,23 @@ Node* affine_step(Graph& graph, const Value* value, std::string_view op, const T
 // `value` = d^2: Pow(d, 2) or Mul(d, d).
 Node* square_of(const Value* value, const Value* d) {
   if (Node* pow = match_op(value, "Pow")) {
-    return pow->inputs[0] == d && is_constant_near(pow->inputs[1], 2.0) ? pow : nullptr;
+    return pow->input(0) == d && is_constant_near(pow->input(1), 2.0) ? pow : nullptr;
   }
   Node* mul = match_op(value, "Mul");
-  return mul && mul->inputs[0] == d && mul->inputs[1] == d ? mul : nullptr;
+  return mul && mul->input(0) == d && mul->input(1) == d ? mul : nullptr;
 }
 
 std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
   // Step 1: d / Sqrt(var + eps), d = x - ReduceMean(x), var = ReduceMean(d^2).
-  if (div.op != "Div" || div.inputs.size() != 2) return std::nullopt;
-  Value* d = div.inputs[0];
+  if (div.op != "Div" || div.inputs().size() != 2) return std::nullopt;
+  Value* d = div.input(0);
   Node* sub = match_op(d, "Sub");
-  Node* sqrt = match_op(div.inputs[1], "Sqrt");
+  Node* sqrt = match_op(div.input(1), "Sqrt");
   if (!sub || !sqrt) return std::nullopt;
-  Value* x = sub->inputs[0];
-  Node* mean = match_op(sub->inputs[1], "ReduceMean");
-  if (!mean || mean->inputs[0] != x) return std::nullopt;
-  Node* add_eps = match_op(sqrt->inputs[0], "Add");
+  Value* x = sub->input(0);
+  Node* mean = match_op(sub->input(1), "ReduceMean");
+  if (!mean || mean->input(0) != x) return std::nullopt;
+  Node* add_eps = match_op(sqrt->input(0), "Add");
   if (!add_eps) return std::nullopt;
   Node* variance = nullptr;
   std::optional<double> epsilon;
@@ -168,10 +168,10 @@ std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
     if (variance && epsilon) break;
   }
   if (!variance || !epsilon) return std::nullopt;
-  Node* square = square_of(variance->inputs[0], d);
+  Node* square = square_of(variance->input(0), d);
   if (!square) return std::nullopt;
   const TensorType& type = x->type;
-  if (!is_float(type.dtype) || d->type != type || div.outputs[0]->type != type) {
+  if (!is_float(type.dtype) || d->type != type || div.output(0)->type != type) {
     return std::nullopt;
   }
 
@@ -188,15 +188,15 @@ std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
   if (!pattern::is_self_contained(graph, nodes)) return std::nullopt;
   Value* scale = nullptr;
   Value* bias = nullptr;
-  if (Node* mul = affine_step(graph, nodes.back()->outputs[0], "Mul", type, normalized, scale)) {
+  if (Node* mul = affine_step(graph, nodes.back()->output(0), "Mul", type, normalized, scale)) {
     nodes.push_back(mul);
   }
-  if (Node* add = affine_step(graph, nodes.back()->outputs[0], "Add", type, normalized, bias)) {
+  if (Node* add = affine_step(graph, nodes.back()->output(0), "Add", type, normalized, bias)) {
     nodes.push_back(add);
   }
   if (!scale) {
     Tensor ones = Tensor::from_vector(normalized, std::vector<float>(num_elements(normalized), 1));
-    scale = graph.add_constant(graph.unique_name(x->name + "_scale"), ones.cast(type.dtype));
+    scale = graph.add_constant(graph.unique_name(x->name() + "_scale"), ones.cast(type.dtype));
   }
 
   std::vector<Value*> inputs = {x, scale};

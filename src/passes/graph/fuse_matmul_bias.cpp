@@ -65,17 +65,17 @@ bool is_gemm_bias(const Value* bias, const Shape& result) {
 }
 
 std::optional<pattern::Replacement> match_matmul_bias(Graph& graph, Node& add) {
-  if (add.op != "Add" || add.inputs.size() != 2) return std::nullopt;
+  if (add.op != "Add" || add.inputs().size() != 2) return std::nullopt;
   // Step 1: MatMul(A, B) + bias, in either order.
   for (auto [product, bias] : both_orders(add)) {
     Node* matmul = match_op(product, "MatMul");
     if (!matmul || !used_only_by(graph, product, &add)) continue;
-    Value* a = matmul->inputs[0];
-    Value* b = matmul->inputs[1];
+    Value* a = matmul->input(0);
+    Value* b = matmul->input(1);
     // Step 2: a 2-D A, a constant 2-D weight, a constant bias Gemm broadcasts itself.
     if (a->type.rank() != 2 || b->type.rank() != 2 || !b->is_constant()) continue;
     if (!bias->is_constant() || !is_float(a->type.dtype)) continue;
-    if (add.outputs[0]->type != product->type) continue;  // the bias added axes
+    if (add.output(0)->type != product->type) continue;  // the bias added axes
     if (!is_gemm_bias(bias, product->type.shape)) continue;
     // Step 3: the Add becomes the Gemm.
     return pattern::Replacement{{matmul, &add}, "Gemm", {a, b, bias}, {}};

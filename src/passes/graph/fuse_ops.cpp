@@ -80,15 +80,15 @@ GroupParts group_parts(const Graph& graph, std::vector<Node*> members) {
   std::unordered_set<const Node*> inside(members.begin(), members.end());
   std::unordered_set<const Value*> seen;
   for (Node* member : members) {
-    for (Value* input : member->inputs) {
-      if (!input || (input->producer && inside.count(input->producer))) continue;
+    for (Value* input : member->inputs()) {
+      if (!input || (input->producer() && inside.count(input->producer()))) continue;
       if (seen.insert(input).second) parts.inputs.push_back(input);
     }
   }
   for (Node* member : members) {
-    for (Value* output : member->outputs) {
+    for (Value* output : member->outputs()) {
       bool used_outside = graph.is_graph_output(output) ||
-                          std::any_of(output->users.begin(), output->users.end(),
+                          std::any_of(output->users().begin(), output->users().end(),
                                       [&](const Node* user) { return !inside.count(user); });
       if (used_outside) parts.outputs.push_back(output);
     }
@@ -118,23 +118,23 @@ std::unique_ptr<Graph> make_body(const Graph& graph, const GroupParts& parts,
   body->opset = graph.opset;
   std::unordered_map<const Value*, Value*> inner;
   for (Value* input : parts.inputs) {
-    Value* copy = body->add_input(input->name, input->type);
+    Value* copy = body->add_input(input->name(), input->type);
     copy->has_type = input->has_type;
     inner[input] = copy;
   }
   for (const Node* member : parts.members) {
     std::vector<Value*> inputs;
-    for (const Value* input : member->inputs) {
+    for (const Value* input : member->inputs()) {
       inputs.push_back(input ? inner.at(input) : nullptr);
     }
     std::vector<std::string> names;
-    for (const Value* output : member->outputs) names.push_back(output->name);
+    for (const Value* output : member->outputs()) names.push_back(output->name());
     Node* copy = body->add_node(member->op, std::move(inputs), names, member->attributes,
                                 member->name);
-    for (size_t k = 0; k < member->outputs.size(); ++k) {
-      copy->outputs[k]->type = member->outputs[k]->type;
-      copy->outputs[k]->has_type = member->outputs[k]->has_type;
-      inner[member->outputs[k]] = copy->outputs[k];
+    for (size_t k = 0; k < member->outputs().size(); ++k) {
+      copy->output(k)->type = member->output(k)->type;
+      copy->output(k)->has_type = member->output(k)->has_type;
+      inner[member->output(k)] = copy->output(k);
     }
   }
   for (const Value* output : parts.outputs) body->add_output(inner.at(output));
@@ -149,14 +149,14 @@ void replace_by_fused_node(Graph& graph, const GroupParts& parts, const std::str
   std::unique_ptr<Graph> body = make_body(graph, parts, name);
   std::vector<std::string> names;
   for (Value* output : parts.outputs) {
-    names.push_back(output->name);
-    graph.rename_value(output, graph.unique_name(output->name + ".unfused"));
+    names.push_back(output->name());
+    graph.rename_value(output, graph.unique_name(output->name() + ".unfused"));
   }
   Node* fused = graph.add_fused_node(std::move(body), parts.inputs, names, name);
   for (size_t k = 0; k < parts.outputs.size(); ++k) {
-    fused->outputs[k]->type = parts.outputs[k]->type;
-    fused->outputs[k]->has_type = parts.outputs[k]->has_type;
-    graph.replace_all_uses(parts.outputs[k], fused->outputs[k]);
+    fused->output(k)->type = parts.outputs[k]->type;
+    fused->output(k)->has_type = parts.outputs[k]->has_type;
+    graph.replace_all_uses_with(parts.outputs[k], fused->output(k));
   }
   for (auto it = parts.members.rbegin(); it != parts.members.rend(); ++it) {
     graph.erase_node(*it);

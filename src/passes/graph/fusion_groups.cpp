@@ -86,9 +86,9 @@ class Grouping {
     const Node* node = nodes_[i];
     std::vector<Edge> edges;
     bool to_exit = true;
-    for (const Value* output : node->outputs) {
+    for (const Value* output : node->outputs()) {
       if (graph_.is_graph_output(output)) edges.push_back({exit_, FusionKind::opaque});
-      for (const Node* user : output->users) {
+      for (const Node* user : output->users()) {
         to_exit = false;
         int j = index_.at(user);
         FusionKind kind = edge_kind(*output, *user, kind_[j]);
@@ -110,8 +110,8 @@ class Grouping {
   // How `user` reads `value`: as its kind says, except that a broadcast op reads an
   // operand of its own output shape element for element.
   static FusionKind edge_kind(const Value& value, const Node& user, FusionKind user_kind) {
-    if (user_kind != FusionKind::broadcast || user.outputs.empty()) return user_kind;
-    const Value* result = user.outputs[0];
+    if (user_kind != FusionKind::broadcast || user.outputs().empty()) return user_kind;
+    const Value* result = user.output(0);
     bool same_shape =
         value.has_type && result->has_type && value.type.shape == result->type.shape;
     return same_shape ? FusionKind::elementwise : FusionKind::broadcast;

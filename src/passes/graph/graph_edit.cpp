@@ -1,75 +1,58 @@
 // Graph edits shared by simplify, fold-batchnorm and fold-conv-affine. Course module 2.
 //
 // replace_node is the one subtle edit. Removing `%y = Identity(%x)` means every reader of
-// %y reads %x instead. If %y is a graph output, Graph::replace_all_uses would make %x the
-// graph output, and the model's output would change its name to an internal one. So when
-// %x is another node's result, the two values trade places instead: %y becomes that
-// node's output (same type, so nothing downstream notices) and %x, now read by nobody, is
-// dropped with the Identity. A graph input or a constant cannot trade places; then the
-// graph output simply becomes that value (a graph output may be a graph input).
+// %y reads %x instead. If %y is a graph output, Graph::replace_all_uses_with would make %x
+// the graph output, and the model's output would change its name to an internal one. So
+// when %x is another node's result, the two values trade places instead
+// (Graph::swap_producers): %y becomes that node's output (same type, so nothing downstream
+// notices) and %x, now read by nobody, is dropped with the Identity. A graph input or a
+// constant cannot trade places; then the graph output simply becomes that value (a graph
+// output may be a graph input).
 #include "graph_edit.h"
 
 #include <algorithm>
 
 namespace minic::edit {
 
-void set_input(Node& node, size_t index, Value* value) {
-  if (index >= node.inputs.size()) node.inputs.resize(index + 1, nullptr);
-  Value* old = node.inputs[index];
-  if (old == value) return;
-  if (old) {
-    auto it = std::find(old->users.begin(), old->users.end(), &node);
-    MINIC_CHECK(it != old->users.end());
-    old->users.erase(it);
-  }
-  node.inputs[index] = value;
-  if (value) value->users.push_back(&node);
-}
-
 bool used_only_by(const Graph& graph, const Value* value, const Node* user) {
   if (graph.is_graph_output(value)) return false;
-  return std::all_of(value->users.begin(), value->users.end(),
+  return std::all_of(value->users().begin(), value->users().end(),
                      [&](const Node* reader) { return reader == user; });
 }
 
 bool is_unused(const Graph& graph, const Value* value) {
-  return value->users.empty() && !graph.is_graph_output(value);
+  return value->users().empty() && !graph.is_graph_output(value);
 }
 
 void replace_node(Graph& graph, Node* node, Value* output, Value* replacement,
                   bool take_name) {
-  MINIC_CHECK(output->producer == node && output->type == replacement->type);
-  for (const Value* other : node->outputs) MINIC_CHECK(other == output || is_unused(graph, other));
-  Node* producer = replacement->producer;
+  MINIC_CHECK(output->producer() == node && output->type == replacement->type);
+  for (const Value* other : node->outputs()) {
+    MINIC_CHECK(other == output || is_unused(graph, other));
+  }
+  Node* producer = replacement->producer();
   if ((take_name || graph.is_graph_output(output)) && producer != nullptr && producer != node &&
       !graph.is_graph_output(replacement)) {
     // Readers of the replacement (the node among them) now read `output`; then `output`
     // becomes the producer's result and the replacement the node's, read by nobody.
-    const int producer_slot = replacement->producer_output;
-    const int node_slot = output->producer_output;
-    graph.replace_all_uses(replacement, output);
-    producer->outputs[producer_slot] = output;
-    output->producer = producer;
-    output->producer_output = producer_slot;
-    node->outputs[node_slot] = replacement;
-    replacement->producer = node;
-    replacement->producer_output = node_slot;
+    graph.replace_all_uses_with(replacement, output);
+    graph.swap_producers(output, replacement);
   } else {
-    graph.replace_all_uses(output, replacement);
+    graph.replace_all_uses_with(output, replacement);
   }
   erase_if_dead(graph, node);
 }
 
 void erase_if_dead(Graph& graph, Node* node) {
-  for (const Value* output : node->outputs) {
+  for (const Value* output : node->outputs()) {
     if (!is_unused(graph, output)) return;
   }
-  std::vector<Value*> inputs = node->inputs;
+  std::vector<Value*> inputs = node->inputs();
   graph.erase_node(node);
   // erase_node clears the producer of the erased node's outputs, so a producer reached
   // twice through two of its outputs is erased only once.
   for (Value* input : inputs) {
-    if (input && input->producer) erase_if_dead(graph, input->producer);
+    if (input && input->producer()) erase_if_dead(graph, input->producer());
   }
 }
 

@@ -1,6 +1,7 @@
 // Small graph edits shared by the rewrite passes simplify, fold-batchnorm and
-// fold-conv-affine: forward a node's result to another value, rewire one input, drop what
-// a rewrite left unused, and read or build the constants the folds compute with.
+// fold-conv-affine: forward a node's result to another value, drop what a rewrite left
+// unused, and read or build the constants the folds compute with. (One input is rewired
+// with Graph::set_input.)
 //
 // Course module 2. Every edit keeps the Graph invariants (users lists, producers, names),
 // so a pass built from them stays readable: it says what replaces what, not how the
@@ -14,10 +15,6 @@
 #include <vector>
 
 namespace minic::edit {
-
-// Makes input `index` of `node` read `value` (null: the input is omitted), keeping the
-// users lists right. An index past the end appends the input.
-void set_input(Node& node, size_t index, Value* value);
 
 // True if `value` is read only by `user` (once or more) and is not a graph output: a
 // rewrite of `user` may then change or remove it.

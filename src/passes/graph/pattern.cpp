@@ -15,8 +15,8 @@
 namespace minic::pattern {
 
 Node* match_op(const Value* value, std::string_view op) {
-  if (value == nullptr || value->producer == nullptr) return nullptr;
-  return value->producer->op == op ? value->producer : nullptr;
+  if (value == nullptr || value->producer() == nullptr) return nullptr;
+  return value->producer()->op == op ? value->producer() : nullptr;
 }
 
 bool is_near(double number, double expected) {
@@ -29,15 +29,15 @@ bool is_constant_near(const Value* value, double expected) {
 }
 
 std::array<std::pair<Value*, Value*>, 2> both_orders(const Node& node) {
-  if (node.inputs.size() != 2) return {};
-  Value* a = node.inputs[0];
-  Value* b = node.inputs[1];
+  if (node.inputs().size() != 2) return {};
+  Value* a = node.input(0);
+  Value* b = node.input(1);
   return {std::pair{a, b}, std::pair{b, a}};
 }
 
 Node* sole_user(const Graph& graph, const Value* value, std::string_view op) {
-  if (value->users.size() != 1 || graph.is_graph_output(value)) return nullptr;
-  Node* user = value->users[0];
+  if (value->users().size() != 1 || graph.is_graph_output(value)) return nullptr;
+  Node* user = value->users()[0];
   return user->op == op ? user : nullptr;
 }
 
@@ -48,9 +48,9 @@ bool is_self_contained(const Graph& graph, const std::vector<Node*>& nodes) {
   const Node* root = nodes.back();
   for (const Node* node : nodes) {
     if (node == root) continue;
-    for (const Value* output : node->outputs) {
+    for (const Value* output : node->outputs()) {
       if (graph.is_graph_output(output)) return false;
-      for (const Node* user : output->users) {
+      for (const Node* user : output->users()) {
         if (!members.count(user)) return false;
       }
     }
@@ -60,21 +60,12 @@ bool is_self_contained(const Graph& graph, const std::vector<Node*>& nodes) {
 
 namespace {
 
-// Makes `node` compute op(inputs) {attributes}, keeping its output values. The users lists
-// of the old and new inputs are updated so that each still lists every use once.
-void rewrite_node(Node& node, const Replacement& replacement) {
-  for (Value* input : node.inputs) {
-    if (!input) continue;
-    auto use = std::find(input->users.begin(), input->users.end(), &node);
-    MINIC_CHECK(use != input->users.end());
-    input->users.erase(use);
-  }
+// Makes `node` compute op(inputs) {attributes}, keeping its output values
+// (Graph::set_inputs keeps the users lists of the old and new inputs right).
+void rewrite_node(Graph& graph, Node& node, const Replacement& replacement) {
   node.op = replacement.op;
-  node.inputs = replacement.inputs;
+  graph.set_inputs(&node, replacement.inputs);
   node.attributes = replacement.attributes;
-  for (Value* input : node.inputs) {
-    if (input) input->users.push_back(&node);
-  }
 }
 
 // Erases `nodes`, all of whose results are used only among themselves: a node whose results
@@ -82,8 +73,8 @@ void rewrite_node(Node& node, const Replacement& replacement) {
 void erase_dead(Graph& graph, std::vector<Node*> nodes) {
   while (!nodes.empty()) {
     auto dead = std::find_if(nodes.begin(), nodes.end(), [](const Node* node) {
-      return std::all_of(node->outputs.begin(), node->outputs.end(),
-                         [](const Value* output) { return output->users.empty(); });
+      return std::all_of(node->outputs().begin(), node->outputs().end(),
+                         [](const Value* output) { return output->users().empty(); });
     });
     MINIC_CHECK(dead != nodes.end());
     graph.erase_node(*dead);
@@ -112,7 +103,7 @@ int rewrite_matches(Graph& graph, const Matcher& matcher) {
   // Phase 2: rewrite each root in place and erase the rest of its match.
   for (const Replacement& replacement : found) {
     Node* root = replacement.nodes.back();
-    rewrite_node(*root, replacement);
+    rewrite_node(graph, *root, replacement);
     erase_dead(graph, std::vector<Node*>(replacement.nodes.begin(), replacement.nodes.end() - 1));
   }
   if (!found.empty()) graph.remove_unused_values();

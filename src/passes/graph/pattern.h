@@ -6,8 +6,8 @@
 // one op that computes it (Gelu). Matching walks from the last node of the formula, the
 // root, up through the producers of its inputs:
 //
-//   Node* erf = match_op(add->inputs[0], "Erf");           // is this input an Erf's result?
-//   if (!erf || !is_constant_near(add->inputs[1], 1.0)) return std::nullopt;
+//   Node* erf = match_op(add->input(0), "Erf");            // is this input an Erf's result?
+//   if (!erf || !is_constant_near(add->input(1), 1.0)) return std::nullopt;
 //
 // so that each pass reads like the formula it recognises. A pass's matcher returns a
 // Replacement (the matched nodes and the one node that takes their place), and

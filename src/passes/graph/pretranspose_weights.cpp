@@ -39,10 +39,10 @@ bool transposes_b(const Node& node) {
 void pretranspose_weights(Graph& graph) {
   for (Node* node : graph.nodes()) {
     if (node->op != "Gemm" || !transposes_b(*node) || !node->has_input(1)) continue;
-    const Value* b = node->inputs[1];
+    const Value* b = node->input(1);
     if (!b->is_constant() || b->constant->rank() != 2) continue;
-    Value* b_t = graph.add_constant(graph.unique_name(b->name + "_t"), transposed(*b->constant));
-    edit::set_input(*node, 1, b_t);
+    Value* b_t = graph.add_constant(graph.unique_name(b->name() + "_t"), transposed(*b->constant));
+    graph.set_input(node, 1, b_t);
     node->attributes.erase("transB");
   }
   graph.remove_unused_values();

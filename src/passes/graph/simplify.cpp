@@ -55,22 +55,22 @@ using edit::splat_value;
 // and the node's result has exactly the type of its other input (no broadcasting that
 // enlarges it).
 bool is_neutral(const Node& node, size_t constant, double value) {
-  if (node.inputs.size() != 2 || !node.inputs[0] || !node.inputs[1]) return false;
-  std::optional<double> splat = splat_value(node.inputs[constant]);
-  const Value* other = node.inputs[1 - constant];
-  return splat && *splat == value && node.outputs[0]->type == other->type;
+  if (node.inputs().size() != 2 || !node.input(0) || !node.input(1)) return false;
+  std::optional<double> splat = splat_value(node.input(constant));
+  const Value* other = node.input(1 - constant);
+  return splat && *splat == value && node.output(0)->type == other->type;
 }
 
 // True if the node's result has exactly its first input's type.
 bool same_type_as_input(const Node& node) {
-  return node.inputs[0] && node.outputs[0]->type == node.inputs[0]->type;
+  return node.input(0) && node.output(0)->type == node.input(0)->type;
 }
 
 // The node producing `node`'s first input, if its op is `op`.
 const Node* producer_of_first_input(const Node& node, std::string_view op) {
-  const Value* input = node.inputs.empty() ? nullptr : node.inputs[0];
-  if (!input || !input->producer || input->producer->op != op) return nullptr;
-  return input->producer;
+  const Value* input = node.input(0);
+  if (!input || !input->producer() || input->producer()->op != op) return nullptr;
+  return input->producer();
 }
 
 // Reshape, Flatten, Squeeze and Unsqueeze only regroup dimensions: their result holds the
@@ -84,7 +84,7 @@ bool is_view(const Node* node) {
 
 // A Transpose's permutation: the attribute, or the reversed axes when it is absent.
 std::vector<int64_t> perm_of(const Graph& graph, const Node& transpose) {
-  std::vector<int64_t> reversed(static_cast<size_t>(transpose.inputs[0]->type.rank()));
+  std::vector<int64_t> reversed(static_cast<size_t>(transpose.input(0)->type.rank()));
   std::iota(reversed.rbegin(), reversed.rend(), 0);
   return NodeContext(transpose, graph.opset).get_ints("perm", reversed);
 }
@@ -118,21 +118,21 @@ bool x_over_one(const Graph&, const Node& node) { return is_neutral(node, 1, 1.0
 bool keeps_type(const Graph&, const Node& node) { return same_type_as_input(node); }
 
 bool one_input(const Graph&, const Node& node) {
-  return node.inputs.size() == 1 && same_type_as_input(node);
+  return node.inputs().size() == 1 && same_type_as_input(node);
 }
 
 // Dropout passes its input through unless training_mode is true (and the ratio above 0):
 // the test its op makes. Its mask output, if read, keeps the node.
 bool drops_nothing(const Graph& graph, const Node& node) {
-  if (node.outputs.size() > 1 && !edit::is_unused(graph, node.outputs[1])) return false;
+  if (node.outputs().size() > 1 && !edit::is_unused(graph, node.output(1))) return false;
   NodeContext ctx(node, graph.opset);
   if (graph.opset < 12) {
     return ctx.get_int("is_test", 1) != 0 || ctx.get_float("ratio", 0.5f) == 0.0f;
   }
   if (!node.has_input(2)) return true;
-  std::optional<double> training = splat_value(node.inputs[2]);
+  std::optional<double> training = splat_value(node.input(2));
   if (training && *training == 0.0) return true;
-  std::optional<double> ratio = node.has_input(1) ? splat_value(node.inputs[1]) : std::nullopt;
+  std::optional<double> ratio = node.has_input(1) ? splat_value(node.input(1)) : std::nullopt;
   return training && ratio && *ratio == 0.0;
 }
 
@@ -145,7 +145,7 @@ bool zero_pads(const Graph& graph, const Node& node) {
   if (graph.opset < 11) {
     if (ctx.has_attr(attribute)) pads = ctx.get_ints(attribute);
   } else if (node.has_input(1)) {
-    pads = constant_ints(node.inputs[1]);
+    pads = constant_ints(node.input(1));
   }
   return pads && same_type_as_input(node) &&
          std::all_of(pads->begin(), pads->end(), [](int64_t pad) { return pad == 0; });
@@ -157,7 +157,7 @@ bool zero_pads(const Graph& graph, const Node& node) {
 bool whole_slice(const Graph& graph, const Node& node) {
   if (!same_type_as_input(node)) return false;
   if (graph.opset < 10 || !node.has_input(4)) return true;  // every step is 1
-  std::optional<std::vector<int64_t>> steps = constant_ints(node.inputs[4]);
+  std::optional<std::vector<int64_t>> steps = constant_ints(node.input(4));
   return steps && std::all_of(steps->begin(), steps->end(), [](int64_t step) { return step > 0; });
 }
 
@@ -166,12 +166,12 @@ bool whole_slice(const Graph& graph, const Node& node) {
 // and every way of naming them (negative axes, Squeeze without axes).
 bool undoes_view(const Node& node, std::string_view inner_op) {
   const Node* inner = producer_of_first_input(node, inner_op);
-  return inner && inner->inputs[0]->type == node.outputs[0]->type;
+  return inner && inner->input(0)->type == node.output(0)->type;
 }
 bool undoes_unsqueeze(const Graph&, const Node& node) { return undoes_view(node, "Unsqueeze"); }
 bool undoes_squeeze(const Graph&, const Node& node) { return undoes_view(node, "Squeeze"); }
 
-bool of_view(const Graph&, const Node& node) { return is_view(node.inputs[0]->producer); }
+bool of_view(const Graph&, const Node& node) { return is_view(node.input(0)->producer()); }
 
 bool identity_perm(const Graph& graph, const Node& node) {
   return is_identity_perm(perm_of(graph, node));
@@ -191,46 +191,46 @@ bool of_transpose(const Graph&, const Node& node) {
 // → input `index`: the node's result is replaced by that input.
 template <size_t index>
 void forward(Graph& graph, Node& node) {
-  edit::replace_node(graph, &node, node.outputs[0], node.inputs[index]);
+  edit::replace_node(graph, &node, node.output(0), node.input(index));
 }
 
 // → x, where x is the first input of the node's producer: Squeeze(Unsqueeze(x)) → x.
 void forward_inner(Graph& graph, Node& node) {
-  edit::replace_node(graph, &node, node.outputs[0], node.inputs[0]->producer->inputs[0]);
+  edit::replace_node(graph, &node, node.output(0), node.input(0)->producer()->input(0));
 }
 
 // Makes `node` read its producer's first input, then erases the producer if now unused.
 void skip_producer(Graph& graph, Node& node) {
-  Node* inner = node.inputs[0]->producer;
-  edit::set_input(node, 0, inner->inputs[0]);
+  Node* inner = node.input(0)->producer();
+  graph.set_input(&node, 0, inner->input(0));
   edit::erase_if_dead(graph, inner);
 }
 
 // Reshape(view(x), s) → Reshape(x, s). A 0 in s copies a dimension of the input, which is now
 // x instead of view(x): then the target becomes the result's shape, spelled out.
 void reshape_x(Graph& graph, Node& node) {
-  const Shape& shape = node.outputs[0]->type.shape;
+  const Shape& shape = node.output(0)->type.shape;
   skip_producer(graph, node);
   if (graph.opset < 5) {
     node.attributes["shape"] = std::vector<int64_t>(shape.begin(), shape.end());
     return;
   }
-  std::optional<std::vector<int64_t>> target = constant_ints(node.inputs[1]);
+  std::optional<std::vector<int64_t>> target = constant_ints(node.input(1));
   const bool allow_zero = NodeContext(node, graph.opset).get_int("allowzero", 0) != 0;
   if (target && (allow_zero || std::find(target->begin(), target->end(), 0) == target->end())) {
     return;
   }
   Tensor spelled_out = Tensor::from_vector<int64_t>({static_cast<int64_t>(shape.size())}, shape);
-  Value* constant = graph.add_constant(graph.unique_name(node.outputs[0]->name + "_shape"),
+  Value* constant = graph.add_constant(graph.unique_name(node.output(0)->name() + "_shape"),
                                        std::move(spelled_out));
-  Value* old_target = node.inputs[1];
-  edit::set_input(node, 1, constant);
-  if (old_target->producer) edit::erase_if_dead(graph, old_target->producer);
+  Value* old_target = node.input(1);
+  graph.set_input(&node, 1, constant);
+  if (old_target->producer()) edit::erase_if_dead(graph, old_target->producer());
 }
 
 // Transpose(Transpose(x, p), q) → Transpose(x, p∘q).
 void compose(Graph& graph, Node& node) {
-  const Node& inner = *node.inputs[0]->producer;
+  const Node& inner = *node.input(0)->producer();
   node.attributes["perm"] = compose_perms(perm_of(graph, inner), perm_of(graph, node));
   skip_producer(graph, node);
 }
@@ -280,7 +280,7 @@ const Rule kRules[] = {
 // Applies the first rule that matches `node`; returns whether one did.
 bool apply_first_rule(Graph& graph, Node& node) {
   for (const Rule& rule : kRules) {
-    if (rule.op != node.op || node.inputs.empty() || !node.inputs[0]) continue;
+    if (rule.op != node.op || node.inputs().empty() || !node.input(0)) continue;
     if (rule.match(graph, node)) {
       rule.rewrite(graph, node);
       return true;

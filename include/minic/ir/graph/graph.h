@@ -25,29 +25,71 @@
 namespace minic {
 
 class Graph;
-struct Node;
+class Node;
 
-struct Value {
-  std::string name;          // unique within its graph
+// One tensor of a graph. Its fields are of two kinds.
+//
+// Private, changed only by Graph, because each mirrors something else the graph holds:
+// the name (the key of Graph's by-name index: Graph::rename_value renames), the producer
+// and the position among its outputs (the producer's output list holds the value there),
+// and the users (one entry per input slot of a node that reads the value). A pass that
+// could write these could leave find_value, erase_node or the verifier reading stale
+// pointers.
+//
+// Public, because no other field repeats them: the type (shape inference sets it;
+// has_type says it has been set) and a constant's data (Graph::add_constant and
+// freeze_input give it; the verifier checks that it has the value's type and that no
+// graph input or node result holds data).
+class Value {
+ public:
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
   TensorType type;
-  bool has_type = false;     // false only while the importer has not inferred it yet
-  Node* producer = nullptr;  // null for graph inputs and constants
-  int producer_output = 0;   // which output of `producer` this value is
-  std::vector<Node*> users;  // one entry per use: a node using it twice appears twice
+  bool has_type = false;  // false only while the importer has not inferred it yet
   // The data of a constant value (an ONNX initializer or a folded result).
   std::shared_ptr<const Tensor> constant;
 
+  // Unique within its graph.
+  const std::string& name() const { return name_; }
+  // The node that defines this value; null for graph inputs and constants.
+  Node* producer() const { return producer_; }
+  // Which output of producer() this value is.
+  int producer_output() const { return producer_output_; }
+  // The nodes that read this value, one entry per use: a node that reads it twice
+  // appears twice.
+  const std::vector<Node*>& users() const { return users_; }
   bool is_constant() const { return constant != nullptr; }
+
+ private:
+  friend class Graph;
+  // Defined only by the verifier's tests, which break these invariants on purpose.
+  friend struct GraphTestAccess;
+  Value() = default;
+
+  std::string name_;
+  Node* producer_ = nullptr;
+  int producer_output_ = 0;
+  std::vector<Node*> users_;
 };
 
 // The op of a fused node (see Node::body).
 inline constexpr std::string_view kFusedOp = "Fused";
 
-struct Node {
-  std::string op;            // the ONNX op type: "Conv", "MatMul", ... or kFusedOp
-  std::string name;          // the node's name in the model (may be empty), for messages
-  std::vector<Value*> inputs;  // an omitted optional input is nullptr
-  std::vector<Value*> outputs;
+// One op applied to input values, defining output values. The inputs and outputs are
+// private and change only through Graph (add_node, set_input, set_inputs,
+// replace_all_uses_with, swap_producers), because the values' users lists and producers
+// mirror them. The op, the node's name and its attributes are public: a rewrite may turn a
+// node into another op in place, and nothing else refers to them. So is the body of a
+// fused node, a graph of its own that the verifier checks against the node's inputs and
+// outputs.
+class Node {
+ public:
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  std::string op;    // the ONNX op type: "Conv", "MatMul", ... or kFusedOp
+  std::string name;  // the node's name in the model (may be empty), for messages
   Attributes attributes;
   // A fused node (op kFusedOp) is one fusion group: a graph of its own that becomes one
   // kernel. The body's inputs stand for the node's inputs and its outputs for the node's
@@ -55,10 +97,28 @@ struct Node {
   // distinct values). Null for every other node.
   std::unique_ptr<Graph> body;
 
+  // The values the node reads, in order; an omitted optional input is null.
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  // Input `index`, or null where it is omitted: written as omitted, or past the end of
+  // the list (ONNX lets a node leave out trailing optional inputs).
+  Value* input(size_t index) const { return index < inputs_.size() ? inputs_[index] : nullptr; }
+  bool has_input(size_t index) const { return input(index) != nullptr; }
+  // The values the node defines, in order; never null.
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  // Output `index`, which must exist (an internal error otherwise).
+  Value* output(size_t index) const;
+
   bool is_fused() const { return body != nullptr; }
-  bool has_input(size_t index) const { return index < inputs.size() && inputs[index]; }
   // "Conv node 'conv1'" or "Conv node defining %y" when the node has no name.
   std::string describe() const;
+
+ private:
+  friend class Graph;
+  friend struct GraphTestAccess;  // see Value
+  Node() = default;
+
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
 };
 
 class Graph {
@@ -102,9 +162,23 @@ class Graph {
   bool is_graph_output(const Value* value) const;
 
   // --- rewriting ------------------------------------------------------------------------
-  // Makes every user of `from` (and the graph outputs) use `to` instead.
-  void replace_all_uses(Value* from, Value* to);
-  // Removes a node whose outputs have no users and are not graph outputs.
+  // Every edit of a node's inputs goes through these, so each value's users list stays
+  // exactly the uses. `node` must be a node of this graph and a value one of its values.
+  // None of them reorders nodes: a rewrite that reads a later node's result calls
+  // sort_topologically afterwards.
+  //
+  // Makes input `index` of `node` read `value` (null: the input is omitted). An index
+  // past the end extends the input list, the inputs in between omitted.
+  void set_input(Node* node, size_t index, Value* value);
+  // Makes `node` read `inputs` in place of all its inputs.
+  void set_inputs(Node* node, std::vector<Value*> inputs);
+  // Makes every use of `from` (node inputs and graph outputs) use `to` instead.
+  void replace_all_uses_with(Value* from, Value* to);
+  // Two node results trade places: `a` becomes the output that `b`'s producer defined,
+  // at its position, and `b` the one `a`'s producer defined. Uses stay where they are.
+  void swap_producers(Value* a, Value* b);
+  // Removes a node whose outputs have no users and are not graph outputs. Any other node
+  // is refused (an internal error: the pass is wrong) and the graph stays as it was.
   void erase_node(Node* node);
   // Turns a graph input into a constant holding `data` (of the input's type).
   void freeze_input(Value* input, Tensor data);
@@ -121,6 +195,8 @@ class Graph {
 
  private:
   Value* new_value(const std::string& name);
+  // Removes one entry for `user` from the users of `value`: one use has gone.
+  static void remove_use(Value* value, Node* user);
 
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;
