@@ -61,7 +61,7 @@ NodeCaseResult run_node_case(const fs::path& folder) {
   result.lowered = true;
   try {
     std::unordered_map<const Value*, Tensor> values;
-    for (const Value* input : graph.inputs()) values[input] = options.known_inputs.at(input->name);
+    for (const Value* input : graph.inputs()) values[input] = options.known_inputs.at(input->name());
     for (const Node* node : graph.nodes()) {
       loop::PrimFunc func;
       try {
@@ -78,13 +78,13 @@ NodeCaseResult run_node_case(const fs::path& folder) {
         return result;
       }
       std::vector<const Tensor*> inputs;
-      for (const Value* input : node->inputs) {
+      for (const Value* input : node->inputs()) {
         inputs.push_back(!input            ? nullptr
                          : input->constant ? input->constant.get()
                                            : &values.at(input));
       }
       std::vector<Tensor> outputs = run_lowered(func, *node, inputs);
-      for (size_t k = 0; k < outputs.size(); ++k) values[node->outputs[k]] = std::move(outputs[k]);
+      for (size_t k = 0; k < outputs.size(); ++k) values[node->output(k)] = std::move(outputs[k]);
     }
     for (size_t k = 0; k < graph.outputs().size(); ++k) {
       fs::path file = folder / "test_data_set_0" / fmt::format("output_{}.pb", k);

@@ -120,15 +120,15 @@ inline std::vector<Tensor> run_lowered(const loop::PrimFunc& func, const Node& n
                                 const std::vector<const Tensor*>& inputs) {
   std::vector<Tensor> arguments;
   std::set<const Value*> seen;
-  for (size_t k = 0; k < node.inputs.size(); ++k) {
-    if (!node.inputs[k] || !seen.insert(node.inputs[k]).second) continue;
+  for (size_t k = 0; k < node.inputs().size(); ++k) {
+    if (!node.input(k) || !seen.insert(node.input(k)).second) continue;
     arguments.push_back(*inputs[k]);
   }
-  for (const Value* output : node.outputs) arguments.emplace_back(output->type);
+  for (const Value* output : node.outputs()) arguments.emplace_back(output->type);
   std::vector<Tensor*> pointers;
   for (Tensor& argument : arguments) pointers.push_back(&argument);
   loop::run_func(func, pointers);
-  return std::vector<Tensor>(arguments.end() - node.outputs.size(), arguments.end());
+  return std::vector<Tensor>(arguments.end() - node.outputs().size(), arguments.end());
 }
 
 struct ModelCounts {
@@ -174,9 +174,9 @@ inline ModelCounts check_kernels(const Graph& graph, const std::string& model,
       ++counts.kernels;
       if (block_runs(func) > kMaxBlockRuns) continue;
       std::vector<Tensor> random_inputs;
-      random_inputs.reserve(node->inputs.size());
+      random_inputs.reserve(node->inputs().size());
       std::vector<const Tensor*> inputs;
-      for (const Value* input : node->inputs) {
+      for (const Value* input : node->inputs()) {
         if (!input) {
           inputs.push_back(nullptr);
         } else if (input->constant) {

@@ -191,8 +191,8 @@ graph g(%x: f32[2,3]) -> (%logits: f32[2,3], %same: f32[2,3]) opset 17 {
   check_pass_preserves_outputs(graph, simplify);
   REQUIRE(graph.num_nodes() == 1);
   // The Relu now defines %logits; an Identity of a graph input leaves the input as output.
-  CHECK(graph.outputs()[0]->name == "logits");
-  CHECK(graph.outputs()[0]->producer->op == "Relu");
+  CHECK(graph.outputs()[0]->name() == "logits");
+  CHECK(graph.outputs()[0]->producer()->op == "Relu");
   CHECK(graph.outputs()[1] == graph.inputs()[0]);
   CHECK(graph.find_value("a") == nullptr);
 }
@@ -207,17 +207,17 @@ graph g(%x: f32[4]) -> (%y: f32[4], %z: f32[4]) opset 17 {
   %z = Abs(%y)
   return %y, %z
 })");
-  Node* identity = graph.find_value("y")->producer;
-  edit::replace_node(graph, identity, identity->outputs[0], graph.find_value("a"));
+  Node* identity = graph.find_value("y")->producer();
+  edit::replace_node(graph, identity, identity->output(0), graph.find_value("a"));
   verify_graph(graph);
   Value* y = graph.find_value("y");
-  REQUIRE(y->producer->op == "Relu");
+  REQUIRE(y->producer()->op == "Relu");
   // Every reader of %a and of %y now reads %y.
-  CHECK(y->users.size() == 2);
-  CHECK(graph.find_value("b")->producer->inputs[0] == y);
-  CHECK(graph.find_value("z")->producer->inputs[0] == y);
-  CHECK(graph.find_value("a")->users.empty());
-  CHECK(graph.find_value("a")->producer == nullptr);
+  CHECK(y->users().size() == 2);
+  CHECK(graph.find_value("b")->producer()->input(0) == y);
+  CHECK(graph.find_value("z")->producer()->input(0) == y);
+  CHECK(graph.find_value("a")->users().empty());
+  CHECK(graph.find_value("a")->producer() == nullptr);
 }
 
 }  // namespace

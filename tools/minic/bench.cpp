@@ -250,7 +250,7 @@ void print_bench(const BenchOptions& options, const BenchModel& bench,
              options.seed);
   for (const Value* input : model.graph().inputs()) {
     bool given = bench.given_inputs.count(input->name()) != 0;
-    fmt::print("  input    {}: {} ({})\n", input->name, type_string(input->type),
+    fmt::print("  input    {}: {} ({})\n", input->name(), type_string(input->type),
                given ? "given" : "random");
   }
   fmt::print("compile    {:.3f} ms (import {:.3f} ms, passes and code generation {:.3f} ms)\n",
