@@ -81,7 +81,7 @@ runtime::ExecutionPlan build_execution_plan(
   for (size_t s = 0; s < nodes.size(); ++s) {
     runtime::PlanStep step = steps.at(nodes[s]);
     step.args.clear();
-    step.num_outputs = static_cast<int>(nodes[s]->outputs.size());
+    step.num_outputs = static_cast<int>(nodes[s]->outputs().size());
     for (const Value* value : kernel_arguments(*nodes[s])) {
       int b = buffer_for(value);
       step.args.push_back(b);

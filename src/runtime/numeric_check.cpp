@@ -44,7 +44,7 @@ class GraphCheck {
     for (size_t k = 0; k < outputs.size() && k < expected_.size(); ++k) {
       TensorComparison comparison = compare_tensors(outputs[k], expected_[k], tolerance_);
       if (!comparison.ok()) {
-        fail("graph pass '{}' changed output {} (%{}): {}", pass, k, graph.outputs()[k]->name,
+        fail("graph pass '{}' changed output {} (%{}): {}", pass, k, graph.outputs()[k]->name(),
              describe(comparison));
       }
     }
