@@ -1,3 +1,5 @@
+// numpy broadcasting: the shape inputs broadcast to, and the strides that read an input
+// at that shape (broadcast.h). Course module 2.
 #include "broadcast.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Reading and writing whole files (include/minic/support/file.h). Course module 1.
 #include "minic/support/file.h"
 
 #include "minic/support/error.h"

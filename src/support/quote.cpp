@@ -1,3 +1,5 @@
+// quote: text in double quotes with its special characters escaped, as error messages and
+// the text forms print names (include/minic/support/token_cursor.h). Course module 1.
 #include "minic/support/token_cursor.h"
 
 namespace minic {

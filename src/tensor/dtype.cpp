@@ -1,3 +1,5 @@
+// Element types: the table of names and sizes, and the 16-bit float formats' conversions
+// (include/minic/tensor/dtype.h). Course module 2.
 #include "minic/tensor/dtype.h"
 
 #include <array>

@@ -1,3 +1,5 @@
+// Tensor types and host tensors: shapes, strides, reading elements as numbers, and casts
+// (include/minic/tensor/tensor.h). Course module 2.
 #include "minic/tensor/tensor.h"
 
 #include "minic/tensor/element_cast.h"
