@@ -3,11 +3,10 @@
 // Compiles the model as `minic run` does (graph passes, lowering, default schedules, loop
 // passes, LLVM at O3), for this machine's CPU or the one --target names, and writes the
 // kernels into OUT_DIR as an object file, a shared library and a C header, beside a copy
-// of the model and a manifest
-// (include/minic/driver/compile.h, save_compiled_model). `minic run OUT_DIR` and
-// `minic bench OUT_DIR` then load the kernels instead of generating them again. With
-// --records, kernels with a tuning record get its schedule, and the directory keeps a copy
-// of the records.
+// of the model and a manifest (include/minic/driver/compile.h, save_compiled_model).
+// `minic run OUT_DIR` and `minic bench OUT_DIR` then load the kernels instead of
+// generating them again. With --records, kernels with a tuning record get its schedule,
+// and the directory keeps a copy of the records.
 #include "backend.h"
 #include "commands.h"
 #include "common_options.h"
