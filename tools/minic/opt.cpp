@@ -21,6 +21,8 @@
 // default loop pipeline unless --loop-passes names others.
 //
 // The pass flags apply to every pass that runs: the graph passes, then the loop passes.
+//
+// Chapter: docs/module2-graph-passes.md#6-seeing-it
 #include "commands.h"
 #include "common_options.h"
 #include "graph_input.h"
