@@ -19,6 +19,8 @@
 // The booster runs on one thread: the tuner forks measurement children, and a child of a
 // process whose OpenMP pool has threads must not use that pool. One thread also makes a
 // model trained twice on the same samples give the same predictions.
+//
+// Chapter: docs/module5-autotuning.md#4-cost-models
 #include "minic/autotune/cost_model.h"
 
 #include "minic/support/error.h"

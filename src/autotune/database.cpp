@@ -15,6 +15,8 @@
 // Appending: each add() on an attached database opens the file in append mode, writes the
 // line and its newline with one write, flushes and closes. A tuner killed between two
 // measurements therefore leaves whole lines only, and nothing stays buffered in memory.
+//
+// Chapter: docs/module5-autotuning.md#7-the-database
 #include "minic/autotune/database.h"
 
 #include "minic/support/error.h"

@@ -3,6 +3,8 @@
 // Both work from interval bounds: each loop variable is given the range of values it takes
 // (all its iterations if the loop varies, its first otherwise), and loop::bound_of
 // (include/minic/ir/loop/analysis.h) bounds every index.
+//
+// Chapter: docs/module5-autotuning.md#3-features
 #include "feature_memory.h"
 
 #include "minic/ir/loop/analysis.h"

@@ -6,6 +6,8 @@
 //   footprint(accesses, loops, 1)  -- only k varies: C one element, A a row of 64, B a
 //                                     column of 64 -> (1 + 64 + 64) * 4 bytes
 //   stride_in(B access, loops, k)  -- 64: B moves a row per iteration of k
+//
+// Chapter: docs/module5-autotuning.md#3-features
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

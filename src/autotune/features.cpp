@@ -12,6 +12,8 @@
 //
 // The features are one table (named_features): a name and a value each, in a fixed
 // order, so the names and the vector cannot disagree.
+//
+// Chapter: docs/module5-autotuning.md#3-features
 #include "minic/autotune/features.h"
 
 #include "feature_memory.h"

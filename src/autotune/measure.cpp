@@ -20,6 +20,8 @@
 // The child leaves with _exit, not exit: exit would run the static destructors of a copy
 // of the parent's state and flush stdio buffers the parent also holds, printing their
 // contents twice.
+//
+// Chapter: docs/module5-autotuning.md#6-measurement
 #include "minic/autotune/measure.h"
 
 #include "minic/codegen/llvm.h"

@@ -5,6 +5,8 @@
 //     features costs milliseconds, and the generations meet the same points again;
 //   - points are told apart by their trace text, not their decisions: two points whose
 //     rules refused in the same way give the same kernel, which is measured once.
+//
+// Chapter: docs/module5-autotuning.md#5-evolutionary-search
 #include "minic/autotune/search.h"
 
 #include "minic/autotune/features.h"

@@ -9,6 +9,8 @@
 // Points are plain maps from knob name to value, so every operation on them checks them
 // first: a point read from a database written by another version of the space may name
 // a knob this space does not have, and that is an Error naming the knob.
+//
+// Chapter: docs/module5-autotuning.md#2-the-search-space
 #include "minic/autotune/search_space.h"
 
 #include "space_rules.h"

@@ -6,6 +6,8 @@
 // say whether B's panel is packed and which outer loop runs in parallel. With the default
 // values (middle factors 1, k whole, order 0) the primitives are the default rule's, one
 // for one: a middle factor of 1 is not split off, and k is not split.
+//
+// Chapter: docs/module5-autotuning.md#2-the-search-space
 #include "space_rules.h"
 
 #include "minic/schedule/primitives.h"

@@ -8,6 +8,8 @@
 // schedules the block with those values, so that the blocks after it see what
 // default_cpu_schedule would give them. The schedules follow cpu_default.cpp primitive
 // for primitive: with the default values, a block's trace is the default rule's.
+//
+// Chapter: docs/module5-autotuning.md#2-the-search-space
 #include "space_rules.h"
 
 #include "minic/support/error.h"

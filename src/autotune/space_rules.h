@@ -27,6 +27,8 @@
 // with the init decomposed before k0, B's panel packed under j0 (pack = 1) and one outer
 // loop parallel (parallel = its position among [other spatial loops, j0, i0], or -1; not
 // a loop around j0 when B is packed there).
+//
+// Chapter: docs/module5-autotuning.md#2-the-search-space
 #pragma once
 
 #include "minic/autotune/search_space.h"

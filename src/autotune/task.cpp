@@ -4,6 +4,8 @@
 // every node that has compute rules) and groups the lowered functions by workload_key, a
 // hash of their text with the names of the function and its parameters left out. Two kernels with the same key are the same
 // loops over buffers of the same shapes, so one tuned schedule serves both.
+//
+// Chapter: docs/module5-autotuning.md#1-why-search-tasks-and-the-workload-key
 #include "minic/autotune/task.h"
 
 #include "minic/ir/loop/analysis.h"

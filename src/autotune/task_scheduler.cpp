@@ -1,4 +1,6 @@
 // The task scheduler: every task once, then the largest expected saving. Course module 5.
+//
+// Chapter: docs/module5-autotuning.md#8-the-task-scheduler-and-the-tuning-loop
 #include "minic/autotune/task_scheduler.h"
 
 #include "minic/support/error.h"

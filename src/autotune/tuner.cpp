@@ -1,5 +1,7 @@
 // tune(): rounds of search, measurement and retraining until the budget is spent.
 // Course module 5; the steps are those of tuner.h.
+//
+// Chapter: docs/module5-autotuning.md#8-the-task-scheduler-and-the-tuning-loop
 #include "minic/autotune/tuner.h"
 
 #include "minic/autotune/features.h"

@@ -1,5 +1,5 @@
 // Ahead-of-time compilation: a compiled model written to a directory and loaded back.
-// Course module 8 (deployment).
+// Course module 6 (ahead-of-time compilation).
 //
 // What is written, and why so: the kernels are the expensive part to make (LLVM at O3),
 // so they are saved as an object file and a shared library. The execution plan is cheap to
@@ -9,6 +9,8 @@
 // change the schedules, so a model compiled with records keeps a copy of them
 // (records.jsonl) and is loaded with it: the loaded loop IR is then the library's. A C
 // program can link the library and call the kernels through kernels.h.
+//
+// Chapter: docs/module6-llvm-cpu.md#5-ahead-of-time-minic-compile
 #include "minic/driver/compile.h"
 
 #include "aot_entry.h"

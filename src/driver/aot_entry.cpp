@@ -1,5 +1,5 @@
 // model.c, model.h and weights.bin: the execution plan of a compiled model for C
-// programs. Course module 8.
+// programs. Course module 6.
 //
 // The generated source reads like the executor (src/runtime/executor.cpp) unrolled:
 //
@@ -17,6 +17,8 @@
 //
 // The fixed text is a template with named fields ({weights_bytes}, {arena_allocated}, ...);
 // the steps add one line per argument and one call each.
+//
+// Chapter: docs/module6-llvm-cpu.md#5-ahead-of-time-minic-compile
 #include "aot_entry.h"
 
 #include "minic/codegen/llvm.h"

@@ -1,10 +1,13 @@
 // The execution plan of a compiled model as C code, for `minic compile`. Private to
 // src/driver.
 //
-// Course module 8 (deployment). A C program that links a compiled model wants one call,
-// not one call per kernel: model.c is the executor's loop written out, step by step, with
-// every buffer's address spelled as the plan places it -- an input or output of the call,
-// the weights file loaded once, or an offset into the arena of intermediates.
+// Course module 6 (ahead-of-time compilation). A C program that links a compiled model
+// wants one call, not one call per kernel: model.c is the executor's loop written out,
+// step by step, with every buffer's address spelled as the plan places it -- an input or
+// output of the call, the weights file loaded once, or an offset into the arena of
+// intermediates.
+//
+// Chapter: docs/module6-llvm-cpu.md#5-ahead-of-time-minic-compile
 #pragma once
 
 #include "minic/driver/compile.h"

@@ -1,6 +1,8 @@
 // compile_model: the pipeline from an imported graph to a runnable model, as one list of
 // calls (the steps of include/minic/driver/compile.h), one function per step. Course
-// module 8.
+// module 1.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "minic/driver/compile.h"
 
 #include "execution_plan.h"

@@ -6,6 +6,8 @@
 //   2. a step per node, in graph (topological) order, its arguments in parameter order;
 //   3. the lifetime of every intermediate (from the step that writes it to the last step
 //      that reads it) goes to the memory planner, which gives its arena offset.
+//
+// Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #include "execution_plan.h"
 
 #include "minic/ops/shape_inference.h"

@@ -1,5 +1,8 @@
 // Building the execution plan of a compiled model: one step per kernel, one buffer per
 // value, a memory plan for the intermediates. Private to src/driver.
+// Course module 4.
+//
+// Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #pragma once
 
 #include "minic/ir/graph/graph.h"

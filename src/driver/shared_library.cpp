@@ -1,4 +1,6 @@
-// Loading ahead-of-time kernels with dlopen. Course module 8.
+// Loading ahead-of-time kernels with dlopen. Course module 6.
+//
+// Chapter: docs/module6-llvm-cpu.md#5-ahead-of-time-minic-compile
 #include "shared_library.h"
 
 #include "minic/support/error.h"

@@ -1,9 +1,11 @@
 // Kernels compiled ahead of time, loaded from a shared library. Private to src/driver.
 //
-// Course module 8 (deployment). `minic compile` writes a model's kernels into a shared
-// library (save_compiled_model); `minic run OUT_DIR` loads it with dlopen instead of
-// generating the code again. The loaded library offers the same interface as the JIT's
-// CompiledModule, so the executor does not know the difference.
+// Course module 6 (ahead-of-time compilation). `minic compile` writes a model's kernels
+// into a shared library (save_compiled_model); `minic run OUT_DIR` loads it with dlopen
+// instead of generating the code again. The loaded library offers the same interface as
+// the JIT's CompiledModule, so the executor does not know the difference.
+//
+// Chapter: docs/module6-llvm-cpu.md#5-ahead-of-time-minic-compile
 #pragma once
 
 #include "minic/codegen/llvm.h"

@@ -1,4 +1,6 @@
 // A target from its text form (include/minic/driver/target.h). Course module 6.
+//
+// Chapter: docs/module6-llvm-cpu.md#the-target
 #include "minic/driver/target.h"
 
 #include "minic/codegen/llvm.h"

@@ -6,6 +6,8 @@
 // tensors and type protos are refused with the node's name; the ops that use them are
 // unsupported anyway. A Constant node becomes a constant Value, so the graph never holds a
 // Constant node.
+//
+// Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #include "onnx_proto.h"
 
 namespace minic {

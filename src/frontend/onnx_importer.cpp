@@ -14,6 +14,8 @@
 //      shapes), the model's declared output types are checked against it, and the graph
 //      is verified.
 // Every error names the model file; errors about one node also name the node and op.
+//
+// Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #include "onnx_proto.h"
 
 #include "minic/ir/graph/verifier.h"

@@ -7,6 +7,8 @@
 //   tensor_proto.cpp     TensorProto ↔ Tensor (raw, typed and external data); .pb files
 //   onnx_attributes.cpp  AttributeProto → Attribute; Constant nodes → Tensor
 //   onnx_importer.cpp    ModelProto → Graph (import_onnx)
+//
+// Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #pragma once
 
 #include "minic/frontend/onnx.h"

@@ -10,6 +10,8 @@
 // find_unsupported_ops lists every op at once, so that a user learns the whole gap in one
 // run instead of one op per attempt. summarize_onnx (`minic inspect`) works on any model
 // that parses, including those with unsupported ops.
+//
+// Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #include "onnx_proto.h"
 
 #include "minic/ops/op.h"

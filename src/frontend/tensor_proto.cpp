@@ -13,6 +13,8 @@
 // minic unpacks them on reading to one element a byte and packs them on writing.
 // Invariant: the element count always matches the dims; a mismatch is an error, never a
 // short copy.
+//
+// Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #include "onnx_proto.h"
 
 #include "minic/tensor/low_precision.h"

@@ -21,6 +21,8 @@
 //           S[v0, v1] = S[v0, v1] + X[v0, v1, r0]
 //         }
 //   ...
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #include "compute_stage.h"
 
 #include "minic/ir/loop/access.h"

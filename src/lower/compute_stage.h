@@ -1,6 +1,8 @@
 // One stage of a kernel under construction: what the builders of kernel_builder.cpp
 // describe and compute_stage.cpp turns into a loop nest. Course module 3. Private to
 // src/lower.
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #pragma once
 
 #include "minic/ops/compute.h"

@@ -10,6 +10,8 @@
 //
 //   relu = compute(i -> max(X[i], 0));  y = compute(i -> relu(i) * 2.0)
 //   y read at [v0]  gives  max(X[v0], 0.0) * 2.0
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #include "kernel_builder.h"
 
 #include "minic/ir/loop/analysis.h"

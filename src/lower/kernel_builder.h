@@ -7,6 +7,8 @@
 // becomes a loop nest: a reduction, a kept stage, a stage whose expression grew large, and
 // whatever must be written to an output; every other `compute` stage is inlined into its
 // readers.
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #pragma once
 
 #include "compute_stage.h"

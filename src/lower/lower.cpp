@@ -21,6 +21,8 @@
 //       }
 //     }
 //   }
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #include "minic/lower/lower.h"
 
 #include "minic/ir/loop/verifier.h"

@@ -7,6 +7,8 @@
 // multiplied as their unsigned counterparts, whose overflow C++ defines, and converted back
 // (a conversion C++20 defines as two's complement). For floating-point types they are the
 // ordinary + and *.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include <type_traits>

@@ -7,6 +7,8 @@
 //
 // Compute rules (course module 3): the same formulas on loop IR expressions, in f32 for
 // f16 and bf16; the constants are the double values of the formulas rounded once.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "broadcast.h"
 #include "elementwise.h"
 

@@ -12,6 +12,8 @@
 // type (f16 and bf16 rounded after each operation, as the kernels do), with the integer
 // division by zero guarded by a select; BitShift is the IR's shift_left or shift_right, which
 // give 0 for a shift by the width or more, as the kernel does.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "broadcast.h"
 #include "elementwise.h"
 

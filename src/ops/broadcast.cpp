@@ -1,3 +1,7 @@
+// numpy broadcasting: the shape inputs broadcast to, and the strides that read an input
+// at that shape (broadcast.h). Course module 2.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "broadcast.h"
 
 #include <algorithm>

@@ -4,6 +4,8 @@
 // dimension; a dimension of 1 stretches to match the other. These helpers keep the
 // kernels plain: a kernel walks the output's elements and asks where each input element
 // lives.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include "minic/ops/op.h"

@@ -12,6 +12,8 @@
 //
 // Compute rule (course module 3): one Cast expression, which converts as Tensor::cast does;
 // the storage-only types have none (no loop IR expression computes in them).
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 

@@ -5,6 +5,8 @@
 // driver's StageBuilder (src/lower/kernel_builder.cpp), which decides whether a stage is
 // inlined or written to a buffer. The helpers only build expressions: they read no stage
 // and may be called from any rule.
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #include "minic/ops/compute.h"
 
 #include <cctype>

@@ -4,6 +4,8 @@
 // tap k is inside when lo <= start + k * d < hi, that is for k from ceil((lo - start) / d)
 // up to (excluding) ceil((hi - start) / d), clipped to [0, K). Where every window lies
 // inside, the count is the constant K.
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #include "compute_window.h"
 
 namespace minic {

@@ -9,6 +9,8 @@
 //   window_position(g, 0, v2, r1)  =  v2 * 2 + r1 - 1
 //   window_inside(g, {v2, v3}, {r1, r2})  =  0 <= v2 * 2 + r1 - 1 && v2 * 2 + r1 - 1 < 8
 //                                           && ... (or null: always inside)
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #pragma once
 
 #include "minic/ops/compute.h"

@@ -16,6 +16,8 @@
 // input whose range holds p, through a chain of selects (which evaluate only the side they
 // pick, so no input is read outside its shape); Split's piece k reads the input shifted
 // by the sizes of the pieces before it.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

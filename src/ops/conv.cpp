@@ -49,6 +49,8 @@
 //     Y[v0, v1, v2] = Y[v0, v1, v2] + select((v2 + 1 - r1) floormod 2 == 0
 //         && 0 <= (v2 + 1 - r1) floordiv 2 && (v2 + 1 - r1) floordiv 2 < 4,
 //         X[v0, r0, (v2 + 1 - r1) floordiv 2] * W[r0, v1, r1], 0.0)
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "conv.h"
 
 #include "broadcast.h"

@@ -1,5 +1,7 @@
 // What Conv's reference kernel (conv.cpp) and its compute rules (conv_compute.cpp) share:
 // the checks of X, W and B, and the attributes read once. Course modules 2 and 3.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include "minic/ops/compute.h"

@@ -15,6 +15,8 @@
 // In each, the bias is an elementwise stage after the reduction, which a fused consumer
 // (Relu) inlines.
 // All accumulate in f32 for f16 and bf16.
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #include "conv.h"
 
 #include "minic/ir/loop/analysis.h"

@@ -36,6 +36,8 @@
 //       init { y[v0, v1, v2] = 0.0 }
 //       y[v0, v1, v2] = y[v0, v1, v2] + a[v0, v1, r0] * b[v0, r0, v2]
 //     } } } } }
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "accumulate.h"
 #include "broadcast.h"
 #include "minic/ops/compute.h"

@@ -9,6 +9,8 @@
 //   - Integer arithmetic wraps around modulo 2^bits, as the hardware, numpy and ONNX Runtime
 //     do. C++ leaves signed overflow undefined, so the helpers below compute in uint64_t and
 //     truncate, which gives the two's-complement result without undefined behaviour.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include "float_compute.h"

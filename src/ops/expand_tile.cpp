@@ -11,6 +11,8 @@
 //
 // Compute rules (course module 3): Expand reads at the broadcast indices, Tile at
 // i[d] mod n[d] (floormod; no wrap needed where n[d] is 1 or repeats[d] is 1).
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

@@ -4,6 +4,8 @@
 // Course module 2. The float kernels of src/ops/ (Conv, the pools, the normalisations,
 // Resize) read their inputs into plain arrays of compute_t<T> -- float for float16 and
 // bfloat16, T itself otherwise -- compute there, and store the result back as T.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include "minic/ops/op.h"

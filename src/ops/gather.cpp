@@ -17,6 +17,8 @@
 // Compute rules (course module 3): the same formulas with the index loaded from the
 // indices tensor (a constant scalar index is folded in), a negative index moved up by n.
 // The loop interpreter reports an index out of range as an out-of-bounds load.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

@@ -7,6 +7,8 @@
 //
 // Compute rules (course module 3): the input itself, so that consumers read it directly
 // (a kernel whose output it is copies it).
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 

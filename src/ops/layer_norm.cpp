@@ -15,6 +15,8 @@
 // Compute rule (course module 3): the formulas above in f32 (or X's type if wider), as
 // two reductions over the trailing axes -- the sum, then the sum of squared deviations
 // -- and one elementwise stage; mean and inv_std are inlined where they are read.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "broadcast.h"
 #include "float_compute.h"
 #include "minic/ops/compute.h"

@@ -31,6 +31,8 @@
 // kernels do (f32 for f16 and bf16, in the element type otherwise):
 //   out[b..., i, j] = sum over k of A[b..., i, k] * B[b..., k, j]
 // Gemm's alpha * product + beta * C is one elementwise stage after the reduction.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "accumulate.h"
 #include "broadcast.h"
 #include "minic/ops/compute.h"

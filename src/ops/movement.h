@@ -7,6 +7,8 @@
 //   base + sum over d of index[d] * strides[d]
 // Transpose permutes the strides, Slice starts at an offset and multiplies them by its
 // steps, Expand sets the stride of a broadcast dimension to 0.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include "broadcast.h"

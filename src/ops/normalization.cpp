@@ -19,6 +19,8 @@
 // reductions over each plane (sum, then squared deviations) and an elementwise stage;
 // LRN one reduction over the `size` neighbouring channels (those outside [0, C) skipped
 // by a select) and an elementwise stage.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "float_compute.h"
 #include "minic/ops/compute.h"
 

@@ -1,4 +1,6 @@
 // The op registry and the contexts shape rules and kernels see. Course module 2.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/op.h"
 
 namespace minic {

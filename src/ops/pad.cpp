@@ -22,6 +22,8 @@
 // index -- clamped (edge), floormod (wrap), floormod and mirrored (reflect) -- and, in
 // constant mode, a select between the input and the value, taken where every padded
 // coordinate lies inside its window.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

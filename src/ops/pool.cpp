@@ -24,6 +24,8 @@
 // place); AveragePool divides by the count of taps (compute_window.h's closed form),
 // LpPool takes the p-th root. MaxPool's Indices output has none. A window entirely in
 // the padding gives -inf for MaxPool here (0 in the reference kernel).
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "broadcast.h"
 #include "compute_window.h"
 #include "float_compute.h"

@@ -27,6 +27,8 @@
 // the count, sqrt, log). Floats accumulate in f32 (f16 and bf16 too), integers in their
 // own type, which wraps as the 64-bit accumulator truncated back does. ArgMax and ArgMin
 // are two reductions: the extreme value, then the first (or last) index holding it.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "accumulate.h"
 #include "broadcast.h"
 #include "minic/ops/compute.h"

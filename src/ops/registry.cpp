@@ -2,6 +2,8 @@
 //
 // To add an op: write its file (schema, shape rule, reference kernel, fusion kind) with a
 // `register_..._ops` function, declare it below and call it from build_registry().
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/op.h"
 
 namespace minic {

@@ -12,6 +12,8 @@
 //
 // Compute rule (course module 3), one for all four: output element i reads the input
 // element with the same row-major offset (reshape_indices in compute.h).
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

@@ -16,6 +16,8 @@
 // The kernel resizes one axis at a time (resampling is separable), in double, skipping
 // axes that keep their size at scale 1; resize_coordinates.cpp says where each output
 // position samples. Integer outputs are rounded half to even and saturated.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "resize.h"
 
 #include "float_compute.h"

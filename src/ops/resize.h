@@ -6,6 +6,8 @@
 // each resized axis in turn. Along one axis, output position x maps back to a real input
 // coordinate x_original (the coordinate transformation mode), and the output is a
 // weighted sum of a few input elements near it (the mode: nearest, linear or cubic).
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include "minic/ops/compute.h"

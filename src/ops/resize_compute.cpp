@@ -23,6 +23,8 @@
 // Upsample by 2 along the last two axes (nearest, asymmetric) is one gather:
 //   y[v0, v1, v2, v3] = x[v0, v1, min(max(cast<i64>(floor(cast<f64>(v2) / 2.0f64)), 0), 2),
 //                                 min(max(cast<i64>(floor(cast<f64>(v3) / 2.0f64)), 0), 2)]
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #include "resize.h"
 
 #include <algorithm>

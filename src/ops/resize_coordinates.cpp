@@ -26,6 +26,8 @@
 // The formulas follow ONNX's reference implementation (onnx/reference/ops/op_resize.py),
 // including its use of input * scale, not the rounded output size, in align_corners and
 // tf_crop_and_resize.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "resize.h"
 
 #include <algorithm>

@@ -12,6 +12,8 @@
 // folding replaces them before fusion. ConstantOfShape and Range are injective: output
 // element i is a function of i alone (a constant; start + i * delta), so a consumer can
 // compute it inline instead of reading it from memory.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

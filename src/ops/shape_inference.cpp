@@ -8,6 +8,8 @@
 //   3. set output types (checking each shape is sane);
 //   4. if all inputs are known and the outputs are small, run the kernel and remember
 //      the outputs as known values.
+//
+// Chapter: docs/module2-graph-ir.md#shape-inference-and-values-known-before-running
 #include "minic/ops/shape_inference.h"
 
 #include <unordered_map>

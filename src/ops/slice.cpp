@@ -16,6 +16,8 @@
 // indices, and output dimension d moves through the input by step[d] times its stride.
 // Fusion kind: injective. Compute rule (course module 3): the same view, output index
 // i[d] reading input index starts[d] + i[d] * steps[d].
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

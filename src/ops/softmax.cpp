@@ -27,6 +27,8 @@
 //   first[g]  = min over the group of j where x_j == max[g], else n    (a reduction)
 //   out[i]    = 1 where i's index j in the group is first[g] and max[g] is not -inf, else 0
 // (with max[g] = -inf, every element -inf or NaN, the kernel's answer is index 0).
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 

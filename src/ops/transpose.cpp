@@ -6,6 +6,8 @@
 // injective: each output element reads one input element.
 //
 // Compute rule (course module 3): out[i] = x[j] with j[perm[d]] = i[d].
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

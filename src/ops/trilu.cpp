@@ -8,6 +8,8 @@
 // kernel copies the input and clears the dropped elements, whatever the type.
 // Fusion kind: elementwise. Each output element reads the input element at the same
 // position; whether it keeps it depends only on that position.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 #include "movement.h"

@@ -9,6 +9,8 @@
 // Compute rules (course module 3): the same formulas on loop IR expressions, computed in
 // f32 for f16 and bf16 inputs; each libm function above is the loop IR intrinsic of the same
 // name (Sin is sin, Acosh is acosh), Softplus and Softsign are written out.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "elementwise.h"
 
 #include "minic/ops/compute.h"

@@ -8,6 +8,8 @@
 //
 // Compute rules (course module 3): the same fold as one expression over the broadcast
 // inputs, in the element type; the loop IR's Min and Max propagate NaN as these do.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "broadcast.h"
 #include "elementwise.h"
 

@@ -3,6 +3,8 @@
 //
 // The output has the broadcast shape of the three inputs and x's element type; x and y must
 // share it, and the condition is bool. Fusion kind `broadcast`.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "broadcast.h"
 #include "elementwise.h"
 

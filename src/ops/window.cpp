@@ -1,5 +1,7 @@
 // Sliding-window geometry for Conv and the pools: pads, auto_pad and output extents.
 // Course module 2. See window.h for the formulas.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "window.h"
 
 #include <algorithm>

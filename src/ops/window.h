@@ -14,6 +14,8 @@
 // instead: SAME_UPPER and SAME_LOWER give ceil(input / stride) outputs, padding as little
 // as needed and putting the odd extra pad at the end (UPPER) or the beginning (LOWER);
 // VALID pads nothing.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include "minic/ops/op.h"

@@ -10,6 +10,8 @@
 //      last pass, naming the pass that broke it; print the IR when asked (only if its
 //      text changed, with --print-ir-after-change); call the after_each hook;
 //   4. print the timing table when asked.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #include "minic/passes/pass_manager.h"
 
 #include "minic/ir/graph/text.h"

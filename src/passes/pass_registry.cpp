@@ -2,6 +2,8 @@
 //
 // The map is a function-local static, built on first use, so that a registration object
 // in any file may add to it during static initialisation, whatever order the files start in.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #include "minic/passes/pass_registry.h"
 
 #include "minic/support/error.h"

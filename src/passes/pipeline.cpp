@@ -5,6 +5,8 @@
 // is known before running, recognises decomposed ops, then groups what remains into fused
 // kernels. The loop pipeline takes each kernel, after its schedule, to what code generation
 // wants: plain loops, small staging buffers, one-dimensional memory, vector code.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #include "minic/passes/pipeline.h"
 
 namespace minic {

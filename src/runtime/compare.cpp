@@ -1,9 +1,11 @@
-// Comparing a computed tensor with an expected one. Course module 8.
+// Comparing a computed tensor with an expected one. Course module 1.
 //
 // Every element is read as a double (exact for every element type but 64-bit integers
 // beyond 2^53, which are compared as integers instead; as_double also decodes the
 // storage-only float8 and float4 types). The tolerance test follows numpy's
 // assert_allclose so that minic judges ONNX's backend tests as ONNX's own runner does.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "minic/runtime/compare.h"
 
 #include <fmt/format.h>

@@ -3,6 +3,8 @@
 // libcuda.so.1 is opened with dlopen(RTLD_NOW | RTLD_LOCAL) and cuDriverGetVersion is looked
 // up with dlsym, so nothing in minic's binary refers to the driver. cuDriverGetVersion may
 // be called before cuInit, which keeps this probe free of side effects on the GPU.
+//
+// Chapter: docs/module6-llvm-cpu.md#the-target
 #include "minic/runtime/cuda_driver.h"
 
 #include <dlfcn.h>

@@ -1,4 +1,6 @@
 // The host CPU as a Device (include/minic/runtime/device.h). Course module 4.
+//
+// Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #include "minic/runtime/device.h"
 
 #include "minic/support/error.h"

@@ -8,6 +8,8 @@
 //   3. runs the steps in order, each on its arguments' addresses;
 //   4. synchronises, and gives back the outputs (copied from the device where its memory
 //      is its own; an output that is an input or a constant is always a copy).
+//
+// Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #include "minic/runtime/executor.h"
 
 #include "minic/support/error.h"

@@ -3,6 +3,8 @@
 // Algorithm: bind inputs and constants to values; run nodes in topological order, each
 // through its reference kernel; free a value after its last use so that large models run
 // in bounded memory; return the graph outputs.
+//
+// Chapter: docs/module2-graph-ir.md#5-the-reference-interpreter-srcruntimeinterpretercpp
 #include "minic/runtime/interpreter.h"
 
 #include "minic/ops/shape_inference.h"

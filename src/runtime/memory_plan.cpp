@@ -7,6 +7,8 @@
 //   3. For each, collect the byte ranges of the already placed buffers whose lifetimes
 //      overlap its own, sorted by offset, and take the lowest gap that fits.
 //   4. The arena is the highest end of any placed buffer.
+//
+// Chapter: docs/module4-schedules.md#5-memory-planning
 #include "minic/runtime/memory_plan.h"
 
 #include "minic/support/error.h"

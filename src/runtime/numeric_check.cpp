@@ -3,6 +3,8 @@
 // Each check is a small state shared by two hooks: `record` (before_all) makes the inputs
 // and keeps the results of the IR as given; `compare` (after_each) runs the IR after a
 // pass on the same inputs and fails naming the pass, the result and the difference.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #include "minic/runtime/numeric_check.h"
 
 #include "minic/ir/loop/interpreter.h"

@@ -1,5 +1,5 @@
 // Tensors in files: numpy .npy, and by extension either .npy or ONNX TensorProto.
-// Course module 8.
+// Course module 1.
 //
 // The .npy format (numpy's NEP 1):
 //   "\x93NUMPY", major version, minor version,
@@ -10,6 +10,8 @@
 // minic reads little-endian (or byte-sized) numeric and bool element types in C order,
 // and writes version 1.0 files with the header padded to a multiple of 64 bytes, as numpy
 // does. Every size is checked against the file, so a truncated file is an error.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "minic/runtime/tensor_io.h"
 
 #include "minic/frontend/onnx.h"

@@ -9,6 +9,8 @@
 //
 // The pool compiled code uses is a thread_local pointer that ThreadPoolScope sets and
 // restores: no pool is global, so each device's pool serves only the kernels it runs.
+//
+// Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #include "minic/runtime/thread_pool.h"
 
 #include <algorithm>

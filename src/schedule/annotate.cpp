@@ -13,6 +13,8 @@
 // that it prints and parses back in the text form.
 //
 // Algorithm: rebuild the loop or block with the key set in its annotations.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "loop_tree.h"

@@ -1,6 +1,6 @@
 // bind: a loop whose iterations become GPU thread blocks or threads.
 //
-// Course module 6 (GPU code generation), scheduled in module 4. A loop bound to
+// Course module 4 (scheduling; GPU code generation is module 6). A loop bound to
 // blockIdx.x runs one iteration per thread block of the launch grid; a loop bound to
 // threadIdx.x one per thread of a block. CUDA code generation turns the loop into the
 // built-in index; the loop interpreter runs the threads of a block in lock step between
@@ -29,6 +29,8 @@
 //     leaves them out.
 //
 // Algorithm: check, then rebuild the loop with kind `thread_binding` and the axis.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "iteration_analysis.h"

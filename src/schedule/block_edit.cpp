@@ -1,5 +1,7 @@
 // Loop nests of one block, moving a nest, statement insertion, allocations, names.
 // Course module 4.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "block_edit.h"
 
 #include "loop_tree.h"

@@ -10,6 +10,8 @@
 // between here and there write what this block reads?" The helpers answer with the
 // loads and stores a block really makes (its init and body), not only its declared
 // regions, so a stale region never makes a primitive produce wrong code.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #pragma once
 
 #include "minic/ir/loop/access.h"

@@ -31,6 +31,8 @@
 //   3. build the copy nest over the whole of A and put it just before the block's
 //      outermost loop; allocate the new buffer around the function's body;
 //   4. rewrite the block to read the copy (its loads and read regions).
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"

@@ -37,6 +37,8 @@
 //   3. rewrite the block to use it (loads, stores, init, regions);
 //   4. build the copy-out nest over the box the block writes and put it just after the
 //      block's outermost loop; allocate the new buffer around the function's body.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"

@@ -44,6 +44,8 @@
 //      that region, each reduction variable over its whole extent, with a predicate where
 //      the region could leave the domain (regenerate_nest);
 //   4. remove the old nest; put the new one first in `loop`'s body.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"

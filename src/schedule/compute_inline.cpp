@@ -39,6 +39,8 @@
 //      replaced by the matching index e; a consumer's read region of B becomes the
 //      regions of what expr reads (the whole buffer where a range is wider than a point);
 //   4. remove B's allocation; refuse if anything still uses B.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"

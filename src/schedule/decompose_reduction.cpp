@@ -35,6 +35,8 @@
 //      before through the copied loops), the predicate's parts on spatial loops, the init
 //      as its body, the regions of its loads and stores (loop::declared_regions);
 //   4. put the init's nest just before `loop`, and remove the init from the block.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"

@@ -1,6 +1,6 @@
 // fuse: a perfect nest of loops becomes one loop over the product of their extents.
 //
-// Course module 3 (loop transformations): the inverse of split. A fused loop gives a
+// Course module 4 (loop transformations): the inverse of split. A fused loop gives a
 // parallel or GPU-bound loop enough iterations; each old variable is read back from the
 // fused one as a digit of a mixed-radix number.
 //
@@ -27,6 +27,8 @@
 //      leaves out the floormod, the innermost the floordiv, an extent 1 gives 0.
 //   3. Substitute the digits in the innermost loop's body and put the fused serial loop
 //      where the outermost loop was. The order of iterations is unchanged.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "loop_tree.h"

@@ -5,6 +5,8 @@
 //     for j in 0..256 {            get_loops(f, "C")  → [i, j, k]
 //       for k in 0..64 {
 //         block C(...) { ... }
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "loop_tree.h"

@@ -1,4 +1,6 @@
 // The primitives a trace may name, one entry each. Course module 4.
+//
+// Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #include "instruction_table.h"
 
 #include "minic/schedule/primitives.h"

@@ -4,6 +4,8 @@
 // Course module 4. This table is the one place where a trace line meets a primitive:
 // Schedule::apply looks the primitive up here, so recording and replaying are written
 // once for every primitive. Adding a primitive to traces is one entry.
+//
+// Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #pragma once
 
 #include "minic/schedule/schedule.h"

@@ -1,5 +1,7 @@
 // The dependence test of schedule primitives: can a loop's iterations run at once, or in
 // another order? Course module 4. The method is described in iteration_analysis.h.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "iteration_analysis.h"
 
 #include "loop_tree.h"

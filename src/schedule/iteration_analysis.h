@@ -27,6 +27,8 @@
 // n) digit). The test is sound but not complete: anything it cannot put in this form (a
 // load in an index, an unbounded inner loop) counts as a dependence, and the primitive
 // refuses.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -1,4 +1,6 @@
 // Paths to statements, replacing a statement, collecting blocks. Course module 4.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "loop_tree.h"
 
 #include "minic/ir/loop/verifier.h"

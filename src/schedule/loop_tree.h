@@ -5,6 +5,8 @@
 // edits a loop in place: it finds the statement (a loop by its variable, a block by its
 // name), builds the new statement, and rebuilds the path from the root to it
 // (replace_stmt). The path also answers "which loops are above this block?".
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

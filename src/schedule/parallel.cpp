@@ -21,6 +21,8 @@
 //     private to an iteration).
 //
 // Algorithm: check, then rebuild the loop with kind `parallel`, all else kept.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "iteration_analysis.h"

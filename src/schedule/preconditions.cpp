@@ -1,5 +1,7 @@
 // The shared preconditions of the block primitives, each a named check with its refusal.
 // Course module 4. What each check asks is in preconditions.h.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "preconditions.h"
 
 #include "block_edit.h"

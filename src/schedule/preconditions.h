@@ -16,6 +16,8 @@
 // before it and throws. The checks read the loads and stores a block really makes (its
 // init and body, through the access analysis of include/minic/ir/loop/access.h) as well
 // as its declared regions, so a stale region never makes a primitive produce wrong code.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

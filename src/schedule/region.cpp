@@ -1,6 +1,8 @@
 // The scope of a path's loops, regions named by primitive, and regenerated loop nests.
 // Course module 4. The region analysis itself is loop::region_of
 // (src/ir/loop/access_region.cpp).
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "region.h"
 
 #include "block_edit.h"

@@ -9,6 +9,8 @@
 // one range per dimension written in the outer loop variables, always a superset); this
 // header adds what only the primitives need: the fixed loops of a path, a refusal naming
 // the primitive where a region has no bound, and regenerate_nest.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #pragma once
 
 #include "minic/ir/loop/access.h"

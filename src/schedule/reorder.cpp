@@ -1,6 +1,6 @@
 // reorder: the loops of a perfect nest in another order.
 //
-// Course module 3 (loop transformations): with split, the way to tile. The loops named
+// Course module 4 (loop transformations): with split, the way to tile. The loops named
 // take, in the order given, the places the named loops held; loops between them that are
 // not named keep their places.
 //
@@ -37,6 +37,8 @@
 //   4. The new order: the nest with the named loops' places refilled in the order given.
 //   5. Rebuild the loops in the new order around the innermost loop's body (each keeps
 //      its kind and annotations) and put the nest where the outermost loop was.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "iteration_analysis.h"

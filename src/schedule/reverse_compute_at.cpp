@@ -46,6 +46,8 @@
 //   4. regenerate the consumer's loops over those ranges, the other variables over their
 //      whole extent (regenerate_nest); remove the old nest and put the new one last in
 //      `loop`'s body.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"

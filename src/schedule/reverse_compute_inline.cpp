@@ -42,6 +42,8 @@
 //      becomes D[mapped indices] = g with B[...] replaced by e; its regions: its reads,
 //      the consumer's other reads and the consumer's writes, mapped;
 //   5. remove the consumer's loop nest and B's allocation; refuse if anything still uses B.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"

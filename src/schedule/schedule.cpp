@@ -6,6 +6,8 @@
 // check its arguments, run it on a copy of the function, and only if it succeeds keep the
 // new function, bind the result names and append the instruction to the trace, then tell
 // the observer, if there is one. A failed primitive leaves the schedule exactly as it was.
+//
+// Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #include "minic/schedule/schedule.h"
 
 #include "instruction_table.h"

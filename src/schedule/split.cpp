@@ -1,6 +1,6 @@
 // split: one loop becomes a nest of loops that together run the same iterations.
 //
-// Course module 3 (loop transformations): tiling starts here. The loop's variable becomes
+// Course module 4 (loop transformations): tiling starts here. The loop's variable becomes
 // a mixed-radix number of the new loops' variables, and every use of it is rewritten.
 //
 // Before, split(i, [-1, 32]) on a loop of 100 iterations:
@@ -31,6 +31,8 @@
 //      of every block below (the outermost ones: a nested block runs inside its parent).
 //   5. Wrap the body in the new serial loops, first factor outermost, and put the nest
 //      where the loop was.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "loop_tree.h"

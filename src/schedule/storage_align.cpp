@@ -25,6 +25,8 @@
 //   2. compute the new strides;
 //   3. make a new Buffer node with them and replace the old one everywhere (allocation,
 //      loads, stores, regions).
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "block_edit.h"

@@ -8,6 +8,8 @@
 //
 // Names are [A-Za-z_][A-Za-z0-9_]*; strings are double-quoted with the escapes of
 // minic::quote. The grammar is small enough for a character-level parser: no lexer.
+//
+// Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #include "minic/schedule/trace.h"
 
 #include "minic/support/error.h"

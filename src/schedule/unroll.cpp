@@ -1,6 +1,6 @@
 // unroll: a loop that code generation writes out iteration by iteration.
 //
-// Course module 3 (loop transformations). The primitive only marks the loop; the unroll
+// Course module 4 (loop transformations). The primitive only marks the loop; the unroll
 // loop pass (or the backend) copies its body once per iteration, which removes the loop's
 // counter and branch and lets later passes fold the constant indices.
 //
@@ -16,6 +16,8 @@
 // left to the backend (it may unroll by a factor and keep a remainder loop).
 //
 // Algorithm: rebuild the loop with kind `unrolled`, all else kept.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "loop_tree.h"

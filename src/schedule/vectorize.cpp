@@ -1,6 +1,6 @@
 // vectorize: a loop whose iterations become the lanes of vector instructions.
 //
-// Course module 3 (vectorisation). The primitive only marks the loop; the loop pass that
+// Course module 4 (vectorisation). The primitive only marks the loop; the loop pass that
 // lowers vector loops turns its body into vector expressions (ramp, broadcast).
 //
 // Before, vectorize(i.1):
@@ -21,6 +21,8 @@
 //     (the dependence test of iteration_analysis.h).
 //
 // Algorithm: check, then rebuild the loop with kind `vectorized`, all else kept.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/schedule/primitives.h"
 
 #include "iteration_analysis.h"

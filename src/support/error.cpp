@@ -1,4 +1,6 @@
-// The internal-error type of include/minic/support/error.h.
+// The internal-error type of include/minic/support/error.h. Course module 1.
+//
+// Chapter: docs/module1-overview.md#support-code-srcsupport
 #include "minic/support/error.h"
 
 namespace minic {

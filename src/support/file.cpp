@@ -1,3 +1,6 @@
+// Reading and writing whole files (include/minic/support/file.h). Course module 1.
+//
+// Chapter: docs/module1-overview.md#support-code-srcsupport
 #include "minic/support/file.h"
 
 #include "minic/support/error.h"

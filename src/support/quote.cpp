@@ -1,3 +1,7 @@
+// quote: text in double quotes with its special characters escaped, as error messages and
+// the text forms print names (include/minic/support/token_cursor.h). Course module 1.
+//
+// Chapter: docs/module1-overview.md#support-code-srcsupport
 #include "minic/support/token_cursor.h"
 
 namespace minic {

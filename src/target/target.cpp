@@ -1,5 +1,7 @@
 // The Target value, its text form, the CUDA table and the host's caches and cores
 // (include/minic/target/target.h). Course module 6.
+//
+// Chapter: docs/module6-llvm-cpu.md#the-target
 #include "minic/target/target.h"
 
 #include "minic/support/error.h"

@@ -1,3 +1,7 @@
+// Element types: the table of names and sizes, and the 16-bit float formats' conversions
+// (include/minic/tensor/dtype.h). Course module 2.
+//
+// Chapter: docs/module2-graph-ir.md#tensors-srctensor
 #include "minic/tensor/dtype.h"
 
 #include <array>

@@ -1,4 +1,4 @@
-// Conversions between the storage-only element types and ordinary numbers. Course module 7.
+// Conversions between the storage-only element types and ordinary numbers. Course module 2.
 //
 // The float8 and float4 types share one description (FloatFormat): mantissa bits, exponent
 // bias, largest finite value, and how the format spells its special values. Decoding reads
@@ -13,6 +13,8 @@
 // double arithmetic. The rules and their odd corners (NaN to f4e2m1, e8m0 rounding, floats to
 // int4 beyond the int32 range) reproduce numpy with ml_dtypes and ONNX's reference
 // implementation, which made the ONNX test data.
+//
+// Chapter: docs/module2-graph-ir.md#tensors-srctensor
 #include "minic/tensor/low_precision.h"
 
 #include <bit>

@@ -2,10 +2,13 @@
 """Checks that the docs say what the code does. Run by ctest as `docs/check` (label docs).
 
     check_docs.py --root REPO --minic build/minic [FILE...]
+    check_docs.py --root REPO --no-commands [FILE...]
 
-With no FILE it checks README.md and docs/*.md (every check) and examples/tutorials/*.sh
-(paths and phrases; the tutorials run as tests of their own). It fails, naming file:line,
-on:
+With no FILE it checks README.md and docs/*.md (every check), examples/tutorials/*.sh
+(paths and phrases; the tutorials run as tests of their own) and the headers of the
+sources (check 5). A FILE ending in .cpp or .h gets the header check. `--no-commands`
+leaves out checks 1 and 4, which run the binary: the rest needs no build. It fails,
+naming file:line, on:
 
 1. **a command that fails.** Every line of a fenced block that starts with `minic ` or
    `build/minic ` (or `$ minic `; a trailing backslash continues it) runs with bash and
@@ -32,6 +35,11 @@ on:
    synopsis a subcommand, wrapped and grouped by hand, which CLI11's help is not. Code
    spans in prose that start with `minic` are checked the same way, one direction: what
    they name exists.
+5. **a source file that does not name its chapter.** Every .cpp and .h file under src/,
+   include/minic/ and tools/minic/ opens with a header comment holding one line
+   `// Chapter: docs/moduleN-NAME.md#section`: the chapter file exists, the section is one
+   of its headings, and the first "Course module M" of the header (the file's main
+   module) is N. docs/README.md states the convention.
 
 Markers, each on the line just before a fence:
     <!-- docs-test: skip (REASON) -->   the block is not run; the reason is required
@@ -45,12 +53,13 @@ import glob
 import os
 import sys
 import time
-from typing import List
+from typing import List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from docs_cli import (Cli, Sandbox, block_commands, check_inline_commands,  # noqa: E402
                       check_usage_block, is_synopsis, run_block, synopsis_options)
+from docs_headers import check_header, is_source, source_files  # noqa: E402
 from docs_text import (Document, Finding, check_paths, check_phrases,  # noqa: E402
                        read_document)
 
@@ -59,7 +68,7 @@ def default_files(root: str) -> List[str]:
     files = [os.path.join(root, "README.md")]
     files += sorted(glob.glob(os.path.join(root, "docs", "*.md")))
     files += sorted(glob.glob(os.path.join(root, "examples", "tutorials", "*.sh")))
-    return files
+    return files + source_files(root)
 
 
 def check_commands(doc: Document, cli: Cli, sandbox: Sandbox, timeout: float,
@@ -83,42 +92,53 @@ def check_commands(doc: Document, cli: Cli, sandbox: Sandbox, timeout: float,
     return findings
 
 
-def check_files(root: str, files: List[str], minic: str, timeout: float,
+def check_files(root: str, files: List[str], minic: Optional[str], timeout: float,
                 verbose: bool) -> List[Finding]:
+    """Every check of each file; with `minic` None, none that runs the binary."""
     def log(message):
         if verbose:
             print(message, flush=True)
 
-    cli = Cli(minic)
-    sandbox = Sandbox(root, minic)
+    cli = Cli(minic) if minic else None
+    sandbox = Sandbox(root, minic) if minic else None
     findings: List[Finding] = []
     try:
         for path in files:
+            if is_source(path):
+                findings += check_header(root, path)
+                continue
             doc, marker_findings = read_document(path, root)
             findings += marker_findings
             findings += check_phrases(doc)
             findings += check_paths(doc, root)
-            if doc.is_markdown:
+            if doc.is_markdown and cli and sandbox:
                 findings += check_commands(doc, cli, sandbox, timeout, log)
     finally:
-        sandbox.remove()
+        if sandbox:
+            sandbox.remove()
     return findings
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--root", required=True, help="the repository root")
-    parser.add_argument("--minic", required=True, help="the minic binary to run")
+    parser.add_argument("--minic", help="the minic binary to run")
+    parser.add_argument("--no-commands", action="store_true",
+                        help="skip the checks that run minic (commands, usage): "
+                             "paths, phrases, markers and headers need no build")
     parser.add_argument("--timeout", type=float, default=120,
                         help="seconds one command may run (default 120)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print each command before it runs")
     parser.add_argument("files", nargs="*", help="files to check (default: the docs)")
     args = parser.parse_args()
+    if not args.minic and not args.no_commands:
+        parser.error("--minic is required, unless --no-commands")
+    minic = None if args.no_commands else args.minic
     root = os.path.abspath(args.root)
     files = [os.path.abspath(f) for f in args.files] or default_files(root)
     start = time.monotonic()
-    findings = check_files(root, files, args.minic, args.timeout, args.verbose)
+    findings = check_files(root, files, minic, args.timeout, args.verbose)
     for finding in findings:
         print(finding)
     kinds = sorted({f.kind for f in findings})

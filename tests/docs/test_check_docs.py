@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Tests of the docs checker (check_docs.py) on the fixture pages in fixtures/: each kind of
-defect is found, at its line, and a clean page passes. Run by ctest as `docs/checker`.
+defect is found, at its line, and a clean page passes; likewise for the source headers of
+fixtures/headers/. Run by ctest as `docs/checker`.
 
     test_check_docs.py --root REPO --minic build/minic
 
@@ -86,6 +87,51 @@ class FixturePages(unittest.TestCase):
         messages = " ".join(f.message for f in found)
         self.assertIn("needs a reason", messages)
         self.assertIn("unknown docs-test marker", messages)
+
+
+class SourceHeaders(unittest.TestCase):
+    """The header check on the fixture sources in fixtures/headers/: a good header passes;
+    each defect gives one finding, at its line."""
+
+    def finding_of(self, name):
+        found = findings_of(os.path.join("headers", name))
+        self.assertEqual(len(found), 1, [str(f) for f in found])
+        self.assertEqual(found[0].kind, "header")
+        return found[0]
+
+    def test_good_header_passes(self):
+        self.assertEqual([str(f) for f in findings_of("headers/good.cpp")], [])
+
+    def test_no_header(self):
+        found = self.finding_of("no_header.h")
+        self.assertEqual(found.line, 1)
+        self.assertIn("opens with no header comment", found.message)
+        self.assertEqual(found.file, os.path.relpath(fixture("headers/no_header.h"), ROOT))
+
+    def test_no_chapter_line(self):
+        found = self.finding_of("no_chapter.cpp")
+        self.assertEqual(found.line, 1)
+        self.assertIn("names no chapter", found.message)
+
+    def test_two_chapter_lines(self):
+        found = self.finding_of("two_chapters.cpp")
+        self.assertEqual(found.line, line_of("headers/two_chapters.cpp", "#3-loop-passes"))
+        self.assertIn("names 2 chapters", found.message)
+
+    def test_missing_anchor(self):
+        found = self.finding_of("missing_anchor.cpp")
+        self.assertEqual(found.line, line_of("headers/missing_anchor.cpp", "// Chapter:"))
+        self.assertIn("has no heading with the anchor #no-such-section", found.message)
+
+    def test_wrong_module(self):
+        found = self.finding_of("wrong_module.cpp")
+        self.assertEqual(found.line, line_of("headers/wrong_module.cpp", "// Chapter:"))
+        self.assertIn("says course module 3", found.message)
+        self.assertIn("is module 4's", found.message)
+
+    def test_no_course_module(self):
+        found = self.finding_of("no_module.cpp")
+        self.assertIn("names no course module", found.message)
 
 
 class UsageBlock(unittest.TestCase):

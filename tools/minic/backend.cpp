@@ -1,4 +1,6 @@
-// Preparing a model for the chosen backend. Course module 8.
+// Preparing a model for the chosen backend. Course module 1.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "backend.h"
 
 #include "minic/passes/pass_manager.h"

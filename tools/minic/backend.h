@@ -1,9 +1,11 @@
-// A model ready to run on one backend, for `minic run` and `minic bench`.
+// A model ready to run on one backend, for `minic run` and `minic bench`. Course module 1.
 //
 // Two backends: "llvm" (the default: compile_model, include/minic/driver/compile.h) and
 // "interp" (the reference interpreter, include/minic/runtime/interpreter.h, which runs
 // the graph as it is after the graph passes). Both take the graph as imported and run the
 // graph passes themselves, so that their compile times compare.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
 #include "minic/driver/compile.h"

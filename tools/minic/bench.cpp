@@ -1,17 +1,18 @@
-// `minic bench MODEL`: how long a model takes to run, measured many times. Course module 8.
+// `minic bench MODEL`: how long a model takes to run, measured many times. Course module 1.
 //
 // Steps: import the model, run the graph passes and (for the llvm backend) compile it,
 // with the --records schedules if given, timing both (the compile time); fill the inputs
-// not given
-// with random numbers; run it --warmup times untimed, then --repeat times, timing each run
-// alone with a monotonic clock; print the median, mean, min, p90 and p99 latency, the
-// configuration and the process's peak resident memory, and with --json write all of it,
-// every sample included, to a file.
+// not given with random numbers; run it --warmup times untimed, then --repeat times,
+// timing each run alone with a monotonic clock; print the median, mean, min, p90 and p99
+// latency, the configuration and the process's peak resident memory, and with --json write
+// all of it, every sample included, to a file.
 //
 // Why these statistics: run times on a shared machine have a long upper tail (other
 // processes, page faults, frequency changes), so the median and the min say more about
 // the code than the mean does; p90/p99 show how long the tail is. Percentiles interpolate
 // linearly between the sorted samples (numpy's default), so p50 equals the median.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "backend.h"
 #include "commands.h"
 #include "common_options.h"

@@ -1,7 +1,9 @@
-// The subcommands of the `minic` tool. Course module 8.
+// The subcommands of the `minic` tool. Course module 1.
 //
 // Each subcommand lives in its own file: it declares its options on a CLI11 subcommand
 // and returns how to run it. main.cpp parses the command line and runs the one chosen.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
 #include <CLI/CLI.hpp>

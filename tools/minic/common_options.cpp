@@ -1,4 +1,6 @@
-// The options several subcommands share (common_options.h). Course module 8.
+// The options several subcommands share (common_options.h). Course module 1.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "common_options.h"
 
 #include "minic/driver/target.h"

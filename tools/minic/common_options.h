@@ -1,5 +1,5 @@
 // The options several subcommands share, each declared once: the same name, meaning and
-// help wherever a subcommand takes it. Course module 8.
+// help wherever a subcommand takes it. Course module 1.
 //
 //   --passes       graph passes to run first ('default', 'none', or names)
 //   --threads      threads the compiled kernels' parallel loops run on (0: every core)
@@ -13,6 +13,8 @@
 //   auto options = std::make_shared<BenchOptions>();   // has CommonOptions common;
 //   add_common_options(command, options->common,
 //                      {CommonOption::passes, CommonOption::threads, CommonOption::target});
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
 #include "minic/target/target.h"

@@ -1,13 +1,14 @@
-// `minic compile MODEL.onnx -o OUT_DIR`: ahead-of-time compilation. Course module 8.
+// `minic compile MODEL.onnx -o OUT_DIR`: ahead-of-time compilation. Course module 6.
 //
 // Compiles the model as `minic run` does (graph passes, lowering, default schedules, loop
 // passes, LLVM at O3), for this machine's CPU or the one --target names, and writes the
 // kernels into OUT_DIR as an object file, a shared library and a C header, beside a copy
-// of the model and a manifest
-// (include/minic/driver/compile.h, save_compiled_model). `minic run OUT_DIR` and
-// `minic bench OUT_DIR` then load the kernels instead of generating them again. With
-// --records, kernels with a tuning record get its schedule, and the directory keeps a copy
-// of the records.
+// of the model and a manifest (include/minic/driver/compile.h, save_compiled_model).
+// `minic run OUT_DIR` and `minic bench OUT_DIR` then load the kernels instead of
+// generating them again. With --records, kernels with a tuning record get its schedule,
+// and the directory keeps a copy of the records.
+//
+// Chapter: docs/module6-llvm-cpu.md#5-ahead-of-time-minic-compile
 #include "backend.h"
 #include "commands.h"
 #include "common_options.h"

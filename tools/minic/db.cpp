@@ -11,6 +11,8 @@
 // record without search decisions) with the speed-up over it. `best` keeps one record per
 // workload and target, a small file to ship next to a model; `merge` joins the databases
 // of several runs or machines, dropping records present twice.
+//
+// Chapter: docs/module5-autotuning.md#7-the-database
 #include "commands.h"
 
 #include "minic/autotune/database.h"

@@ -1,3 +1,8 @@
+// The graph the graph-level subcommands work on (graph_input.h): an ONNX model, imported,
+// or a .mgraph file, parsed, typed again and verified; and the list of passes to run.
+// Course module 2.
+//
+// Chapter: docs/module2-graph-passes.md#6-seeing-it
 #include "graph_input.h"
 
 #include "run_inputs.h"

@@ -1,5 +1,5 @@
 // `minic inspect MODEL [--json] [--optimized]`: what a model file holds, before minic
-// compiles it, and with --optimized what the graph passes make of it. Course module 8.
+// compiles it, and with --optimized what the graph passes make of it. Course module 1.
 //
 // Shows the model's inputs and outputs as the file states them (symbolic dimensions
 // included), its IR version, opset and producer, how often each op is used, and which
@@ -11,6 +11,8 @@
 // inside fused nodes included (a fused node is not an op of its own), and `kernels` is
 // the number of nodes left at the top level of the graph: each fused node and each plain
 // node is one kernel the compiled model launches (a Reshape too).
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "commands.h"
 #include "common_options.h"
 #include "run_inputs.h"

@@ -1,4 +1,4 @@
-// The `minic` command-line tool. Course module 8.
+// The `minic` command-line tool. Course module 1.
 //
 //   minic --version
 //   minic inspect MODEL [--json]
@@ -16,6 +16,8 @@
 // statuses: a bad command line or a minic::Error prints `error: <message>` on stderr and
 // exits 2; a subcommand returns 0 on success and 1 when a check it was asked to make
 // fails (`run --compare`).
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "commands.h"
 
 #include "minic/support/error.h"

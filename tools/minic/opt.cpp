@@ -10,17 +10,19 @@
 // passes and after each one, and names the first pass that changes a result.
 //
 // `--emit loops` (course module 3) prints, instead of the graph, every kernel of the
-// optimised graph lowered to loop IR (src/ops/lower.cpp) as one .mloop module, after the
+// optimised graph lowered to loop IR (src/lower/lower.cpp) as one .mloop module, after the
 // loop passes --loop-passes names (none by default). Kernels with an op that has no
 // compute rule are left out, and named on stderr, so that the module still parses back.
 //
 // `--emit scheduled|llvm|asm` (course modules 4 and 6) compiles the optimised graph as
 // `minic run` does (include/minic/driver/compile.h) and prints every compiled kernel after
 // its default schedule and the loop passes (loop IR), as optimised LLVM IR, or as
-// assembly: all for this machine's CPU or the one --target names. The loop passes are the default loop pipeline unless --loop-passes
-// names others.
+// assembly: all for this machine's CPU or the one --target names. The loop passes are the
+// default loop pipeline unless --loop-passes names others.
 //
 // The pass flags apply to every pass that runs: the graph passes, then the loop passes.
+//
+// Chapter: docs/module2-graph-passes.md#6-seeing-it
 #include "commands.h"
 #include "common_options.h"
 #include "graph_input.h"

@@ -1,4 +1,6 @@
 // The pass manager's flags for `minic opt` and `minic schedule`. Course modules 2 and 4.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #include "pass_flags.h"
 
 #include "graph_input.h"

@@ -5,6 +5,8 @@
 // The same flags drive graph passes and loop passes (include/minic/passes/pass_manager.h):
 // a command turns them into PassManagerOptions for each kind of pass it runs. What they
 // print goes to stderr, so that stdout keeps the IR the command emits.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -1,5 +1,5 @@
 // `minic run MODEL`: runs a model on given or generated inputs, prints, saves and checks
-// its outputs. Course module 8.
+// its outputs. Course module 1.
 //
 // Steps: summarise the model to learn its inputs; read the --input files and bind them by
 // name or position; import the model with those tensors as known inputs (an input that
@@ -7,6 +7,8 @@
 // still open; prepare the chosen backend (with --records, kernels that have a tuning record
 // get its schedule); run it, timing it; print each output; write them with --output-dir;
 // compare them with --compare. Exit 1 if a comparison fails.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "commands.h"
 #include "backend.h"
 #include "common_options.h"

@@ -1,9 +1,11 @@
-// Inputs and outputs of `minic run`. Course module 8.
+// Inputs and outputs of `minic run`. Course module 1.
 //
 // Random inputs are reproducible: one std::mt19937_64 seeded with --seed (0 by default)
 // draws every element of every filled input in graph-input order, and the numbers are
 // made from its raw 64-bit output (not from std::uniform_*_distribution, whose results
 // differ between standard libraries), so the same command gives the same inputs anywhere.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "run_inputs.h"
 
 #include <fmt/format.h>

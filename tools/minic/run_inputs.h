@@ -1,6 +1,8 @@
 // Inputs and outputs of `minic run`: binding --input files to graph inputs, parsing
 // --input-shape, filling the inputs that were not given, and finding --compare files.
-// Course module 8.
+// Course module 1.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
 #include "minic/frontend/onnx.h"

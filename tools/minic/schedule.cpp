@@ -1,6 +1,6 @@
 // `minic schedule FILE.mloop [--trace FILE.trace | --default [--target T]] [--passes a,b]
 // [--emit mloop|c|trace]`: applies a schedule trace and loop passes to a loop IR module and
-// prints the result. Course modules 3 and 4.
+// prints the result. Course module 4 (and 3: the loop IR it reads and prints).
 //
 // Parses a loop IR module (include/minic/ir/loop/parser.h). With `--trace`, replays the
 // trace (include/minic/schedule/trace.h) on one function of the module: the only one, or
@@ -15,6 +15,8 @@
 // command line), as the equivalent C (`--emit c`, include/minic/ir/loop/c_printer.h), or
 // the trace as replayed (`--emit trace`). A bad trace is an error naming the file, the
 // line, the primitive and the reason.
+//
+// Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #include "commands.h"
 
 #include "common_options.h"

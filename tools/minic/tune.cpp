@@ -12,6 +12,8 @@
 // end. `minic compile|run|bench MODEL --records DB.jsonl` then use the best record of each
 // kernel. --plot draws the tuning curve (best latency against trials, one line per task)
 // with matplotlib (scripts/plot_tuning.py).
+//
+// Chapter: docs/module5-autotuning.md#8-the-task-scheduler-and-the-tuning-loop
 #include "commands.h"
 #include "common_options.h"
 #include "graph_input.h"

@@ -1,10 +1,12 @@
 // `minic --version`: what minic was built with and what it finds at run time.
-// Course module 8.
+// Course module 1.
 //
 // The versions of minic, LLVM and the CUDA toolkit are fixed at build time (compile
 // definitions from CMakeLists.txt); the CUDA driver is looked for now, with dlopen, so
 // the same binary says "compile-only" on a machine without a GPU. Last, the host target:
 // what code is compiled for without --target (include/minic/target/target.h).
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "commands.h"
 
 #include "minic/codegen/llvm.h"

@@ -14,6 +14,8 @@
 //   std::unique_ptr<CostModel> model = make_cost_model("xgboost", /*seed=*/1);
 //   model->train(features, scores);           // measured so far
 //   std::vector<double> s = model->predict(candidate_features);   // higher: faster
+//
+// Chapter: docs/module5-autotuning.md#4-cost-models
 #pragma once
 
 #include <cstdint>

@@ -20,6 +20,8 @@
 // no times. `version` is checked on load: a record of another version is an error.
 //
 // `minic db show|best|merge` reads and writes these files.
+//
+// Chapter: docs/module5-autotuning.md#7-the-database
 #pragma once
 
 #include "minic/target/target.h"

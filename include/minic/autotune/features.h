@@ -17,6 +17,8 @@
 //
 //   std::vector<float> f = extract_features(lowered_and_scheduled);
 //   f.size() == feature_names().size()
+//
+// Chapter: docs/module5-autotuning.md#3-features
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -17,6 +17,8 @@
 //       measure({scheduled_a, scheduled_b}, codegen::host_target(), options);
 //   results[0].median_us   // 812.5
 //   results[1].error       // "timed out after 10 s"
+//
+// Chapter: docs/module5-autotuning.md#6-measurement
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -19,6 +19,8 @@
 //   std::vector<Proposal> next = search.propose(model, /*count=*/8);
 //   ... measure them ...
 //   search.add_measured(next[0].decisions, next[0].trace_text, 1 / latency_us);
+//
+// Chapter: docs/module5-autotuning.md#5-evolutionary-search
 #pragma once
 
 #include "minic/autotune/cost_model.h"

@@ -38,6 +38,8 @@
 //   Decisions point = space.sample(rng);        // {"C.tile_i": [2, 16, 8], ...}
 //   schedule::Trace trace = space.trace_of(point);
 //   loop::PrimFunc scheduled = space.apply(point);
+//
+// Chapter: docs/module5-autotuning.md#2-the-search-space
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -11,6 +11,8 @@
 //   tasks[0].name          // "conv_relu": the first kernel of the workload
 //   tasks[0].weight        // 3: three kernels of the model are this workload
 //   tasks[0].workload_key  // "5f0c1d2e3a4b6978"
+//
+// Chapter: docs/module5-autotuning.md#1-why-search-tasks-and-the-workload-key
 #pragma once
 
 #include "minic/ir/graph/graph.h"

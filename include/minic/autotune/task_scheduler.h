@@ -14,6 +14,8 @@
 // light one, and no task starves. This is Ansor's gradient-based scheduler without its
 // look-ahead terms: enough to move trials from tasks that converged to tasks that still
 // improve.
+//
+// Chapter: docs/module5-autotuning.md#8-the-task-scheduler-and-the-tuning-loop
 #pragma once
 
 #include <vector>

@@ -10,6 +10,8 @@
 // never slower than the untuned one by more than the timing noise. With `resume`, the
 // records already in the database for these tasks count as measured: the search starts
 // from them and the trial budget counts them.
+//
+// Chapter: docs/module5-autotuning.md#8-the-task-scheduler-and-the-tuning-loop
 #pragma once
 
 #include "minic/autotune/database.h"

@@ -32,6 +32,8 @@
 //   std::unique_ptr<CompiledModule> compiled = compile_llvm(module, LlvmOptions{});
 //   void* args[] = {x.data(), y.data(), z.data()};
 //   compiled->find("add")(args);
+//
+// Chapter: docs/module6-llvm-cpu.md#module-6-part-1--the-cpu-back-end-loop-ir-to-machine-code-with-llvm
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

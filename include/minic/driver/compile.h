@@ -1,6 +1,6 @@
 // Compiling a model: the whole pipeline as one list of calls.
 //
-// Course module 8 (putting it together). compile_model takes an imported graph to a
+// Course module 1 (putting it together). compile_model takes an imported graph to a
 // model that runs natively, one call per step (src/driver/compile_model.cpp):
 //
 //   1. graph passes     run_passes        options.graph_passes       src/passes/graph
@@ -19,6 +19,8 @@
 // `minic run --profile` shows it); any other error while lowering is an error of
 // compile_model naming the node. The driver sits at the end of the pipeline and may use
 // every area above it; nothing but the CLI, tests and benchmarks uses it.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
 #include "minic/codegen/llvm.h"

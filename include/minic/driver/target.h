@@ -11,6 +11,8 @@
 //   Target avx2 = parse_target("llvm -mcpu=x86-64-v3");
 //   avx2.vector_lanes(DType::f32)   // 8
 //   avx2.str()                      // "llvm -mcpu=x86-64-v3"
+//
+// Chapter: docs/module6-llvm-cpu.md#the-target
 #pragma once
 
 #include "minic/target/target.h"

@@ -6,6 +6,8 @@
 // model); list every unsupported op at once; build Values for inputs and initializers
 // and a Node per NodeProto; fix symbolic input dimensions from the options; infer shapes
 // (src/ops/shape_inference.cpp); verify.
+//
+// Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -27,6 +27,8 @@
 // has_compute_rule() lets a caller run such nodes with the reference kernel instead. A
 // few rules refuse one form of their op (a Cast to float8, MaxPool's Indices output) with
 // the same error, so can_lower() is a quick first answer and lower_node() the final one.
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -45,6 +45,8 @@
 // Every block's reads and writes regions cover each access it makes, in its own
 // iteration variables: a dimension indexed the same way everywhere and provably in bounds
 // is one element (`A[v0, r0]`), any other dimension is the whole extent (`A[0:64, r0]`).
+//
+// Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

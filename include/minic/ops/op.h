@@ -1,11 +1,13 @@
 // What minic knows about each op: its schema, shape rule, reference kernel, fusion kind.
 //
-// Course module 2 (and 3 for the compute rules that later issues add). Every op lives in
+// Course module 2 (and 3 for the compute rules, OpSchema::compute). Every op lives in
 // one file of src/ops/, which registers an OpSchema for it. A student learns what `Conv`
 // means by reading src/ops/conv.cpp: which opset versions it accepts, how its output
 // shape follows from its inputs and attributes, and a plain reference kernel that is
 // obviously correct. The reference kernels are the oracle every later transformation is
 // checked against.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -6,6 +6,8 @@
 // -- constants, and small results computed from them, such as the Shape → Gather →
 // Concat chains exporters emit -- because some shape rules (Reshape, Expand, Slice, ...)
 // need their inputs' values.
+//
+// Chapter: docs/module2-graph-ir.md#shape-inference-and-values-known-before-running
 #pragma once
 
 #include "minic/ops/op.h"

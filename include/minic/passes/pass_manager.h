@@ -13,6 +13,8 @@
 //
 // This header includes the registry and the default pipelines (pipeline.h), so that one
 // include gives a caller all three.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -19,6 +19,8 @@
 // tests/unit/pass_registry_test.cpp checks that every registration in the tree is found.
 //
 // A graph pass and a loop pass may share a name ("simplify"): the kind tells them apart.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -2,6 +2,8 @@
 //
 // Course modules 2 and 4. Both lists are in src/passes/pipeline.cpp, read top to bottom
 // with a comment a line; `minic opt --list-passes` prints them.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // Comparing a computed tensor with an expected one, within a tolerance.
 //
-// Course module 8. `minic run --compare` and the conformance runner (tests/onnx) judge
+// Course module 1. `minic run --compare` and the conformance runner (tests/onnx) judge
 // outputs with this one rule, the one numpy's assert_allclose uses:
 //
 //   an element of a floating-point tensor (float8 and float4 included) matches when
@@ -8,6 +8,8 @@
 //   matches the same infinity. Integer (int4 and int2 included) and boolean elements
 //   match only when equal.
 //   Tensors of different element types or shapes do not match at all.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
 #include "minic/tensor/tensor.h"

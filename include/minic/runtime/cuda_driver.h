@@ -3,6 +3,8 @@
 // Course module 6. minic never links libcuda: the same binary must run on a machine
 // without a GPU. The driver library is opened with dlopen when it is first needed, and
 // its absence is an answer ("compile-only"), not an error.
+//
+// Chapter: docs/module6-llvm-cpu.md#the-target
 #pragma once
 
 #include <optional>

@@ -28,6 +28,8 @@
 // that runs a reference kernel -- reference kernels run on the host, on host memory --
 // it synchronises, copies the step's arguments to host memory, runs the kernel there and
 // copies the buffers the step writes back.
+//
+// Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #pragma once
 
 #include "minic/runtime/thread_pool.h"

@@ -17,6 +17,8 @@
 // inputs and the constants where they are and write the outputs straight into the
 // returned tensors, so nothing is copied. On a device with memory of its own the
 // executor copies as device.h describes.
+//
+// Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #pragma once
 
 #include "minic/tensor/tensor.h"

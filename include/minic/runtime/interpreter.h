@@ -2,6 +2,8 @@
 //
 // Course module 2. Slow and plain on purpose: it is the oracle that every graph pass,
 // lowering and compiled kernel is checked against.
+//
+// Chapter: docs/module2-graph-ir.md#5-the-reference-interpreter-srcruntimeinterpretercpp
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -17,6 +17,8 @@
 //   b (2 KiB)  [=========]             c reuses a's bytes
 //   c (4 KiB)            [=========]
 //   arena: 6 KiB (without reuse: 10 KiB)
+//
+// Chapter: docs/module4-schedules.md#5-memory-planning
 #pragma once
 
 #include <cstdint>

@@ -15,6 +15,8 @@
 // (include/minic/ir/loop/interpreter.h), every parameter filled, and every parameter is
 // compared after the run. A pass may give a parameter a new shape of the same size
 // (flatten-buffers makes them one-dimensional): the same elements are passed in that shape.
+//
+// Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #pragma once
 
 #include "minic/ir/graph/graph.h"

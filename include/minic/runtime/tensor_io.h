@@ -1,6 +1,8 @@
 // Reading and writing tensors: numpy .npy files and ONNX TensorProto .pb files.
 //
-// Course module 8 (deployment). `minic run` reads inputs and writes outputs with these.
+// Course module 1. `minic run` reads inputs and writes outputs with these.
+//
+// Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
 #include "minic/tensor/tensor.h"

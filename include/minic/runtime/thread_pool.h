@@ -17,6 +17,8 @@
 //   pool.parallel_for(1000, [&](int64_t begin, int64_t end) {
 //     for (int64_t i = begin; i < end; ++i) out[i] = f(i);
 //   });
+//
+// Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #pragma once
 
 #include <condition_variable>

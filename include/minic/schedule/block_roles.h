@@ -17,6 +17,8 @@
 // default rules call them with fixed values, the search space with a point's.
 // For the matmul of stmt.h on an AVX-512 target: spatial = [i, j], reduce = [k], rows = A,
 // columns = B, row_loop = i, column_tile(256, 16) = 32, row_tile(64, 32, target) = 8.
+//
+// Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

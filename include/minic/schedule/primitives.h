@@ -15,6 +15,8 @@
 //
 // The Schedule class (schedule.h) wraps these functions, gives their results names and
 // records every application in a trace that can be printed and replayed.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

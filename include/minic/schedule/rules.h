@@ -7,6 +7,8 @@
 // with an accumulator in local memory. Every rule goes through a Schedule, so the result
 // is also a trace, printable and replayable like a tuned one. The tile sizes are the
 // target's: vector tiles of its vector registers' lanes, register tiles that fit them.
+//
+// Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -16,6 +16,8 @@
 // BlockRef and LoopRef are trace variables: names the schedule gives to the blocks and
 // loops it returned. They stay valid while the thing they name exists (a split replaces
 // its loop; using the old LoopRef afterwards is an error naming the primitive).
+//
+// Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -19,6 +19,8 @@
 // Replaying a trace on a fresh copy of the kernel (Schedule::replay, schedule.h) gives
 // the same loop IR, so the tuning database stores traces, and `minic schedule FILE.mloop
 // --trace FILE.trace` applies one from the command line.
+//
+// Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #pragma once
 
 #include "minic/support/error.h"

@@ -1,4 +1,5 @@
 // Errors in minic: an exception type carrying a message for the user, and one for bugs.
+// Course module 1.
 //
 // Bad input (a malformed model, an unknown op, a shape that does not fit) is reported by
 // throwing minic::Error with a message that names the file, node, op and reason. The CLI
@@ -10,6 +11,8 @@
 // with "internal error (a bug in minic): ". It is an Error too, so the CLI reports it the
 // same way; code that falls back on a named refusal (NoComputeRule, TraceError) never
 // catches it, so a bug surfaces instead of being taken for a refusal.
+//
+// Chapter: docs/module1-overview.md#support-code-srcsupport
 #pragma once
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
-// Reading and writing whole files, with errors that name the file.
+// Reading and writing whole files, with errors that name the file. Course module 1.
+//
+// Chapter: docs/module1-overview.md#support-code-srcsupport
 #pragma once
 
 #include <string>

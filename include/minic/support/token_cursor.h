@@ -1,10 +1,13 @@
 // A position in a list of tokens, with the error reporting a recursive-descent parser
 // needs. Shared by the parsers of the graph text form (src/ir/graph) and the loop IR text
 // form (src/ir/loop), whose lexers each define their own Token.
+// Course module 1.
 //
 // `Token` needs `kind`, `line`, `column`, `is_punct(text)` and `is_keyword(text)`, and
 // a function `describe(const Token&)` in its namespace that names the token for error
 // messages ("'('", "end of input"). The token list ends with one end-of-input token.
+//
+// Chapter: docs/module1-overview.md#support-code-srcsupport
 #pragma once
 
 #include "minic/support/error.h"

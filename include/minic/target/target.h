@@ -22,6 +22,8 @@
 //
 // str() prints a target deterministically (`llvm -mcpu=NAME`, ` -mattr=...` where the
 // features differ from the CPU's own, sorted), and parsing that text gives the target back.
+//
+// Chapter: docs/module6-llvm-cpu.md#the-target
 #pragma once
 
 #include "minic/tensor/dtype.h"

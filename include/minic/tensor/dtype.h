@@ -5,6 +5,8 @@
 // through float or double by the reference kernels. The 8-, 4- and 2-bit types of ONNX
 // (float8, float4, int4, int2) are storage-only: minic holds them, one element a byte, and
 // converts them (Cast, CastLike, file I/O; see low_precision.h), but no kernel computes in them.
+//
+// Chapter: docs/module2-graph-ir.md#tensors-srctensor
 #pragma once
 
 #include "minic/support/error.h"

@@ -4,6 +4,8 @@
 // toward zero and saturate at the integer's range (NaN gives 0, where C++ leaves it
 // undefined); anything to bool is `value != 0`; 16-bit floats convert through float. The
 // graph's Cast kernel and the loop IR interpreter's Cast both use it, so they agree.
+//
+// Chapter: docs/module2-graph-ir.md#tensors-srctensor
 #pragma once
 
 #include "minic/tensor/dtype.h"

@@ -1,8 +1,9 @@
 // Conversions between the storage-only element types and ordinary numbers.
 //
-// Course module 7 (quantisation). ONNX has eight-, four- and two-bit element types that
-// minic stores but does not compute in (see is_storage_only in dtype.h). In memory each
-// element is one byte that holds the type's bits in its low bits, the upper bits zero:
+// Course module 2 (module 7, quantisation, is about such types). ONNX has eight-, four-
+// and two-bit element types that minic stores but does not compute in (see is_storage_only
+// in dtype.h). In memory each element is one byte that holds the type's bits in its low
+// bits, the upper bits zero:
 //
 //   f8e4m3fn    s eeee mmm, bias 7, no infinity; NaN is s 1111 111; max 448
 //   f8e4m3fnuz  s eeee mmm, bias 8, no infinity, no -0; NaN is 0x80; max 240
@@ -15,6 +16,8 @@
 //
 // These conversions are ONNX's Cast (opset 25), whose test data come from numpy with
 // ml_dtypes; the comments in low_precision.cpp give each rule.
+//
+// Chapter: docs/module2-graph-ir.md#tensors-srctensor
 #pragma once
 
 #include "minic/tensor/dtype.h"

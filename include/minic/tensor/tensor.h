@@ -4,6 +4,8 @@
 // for fixed shapes, so every dimension is a known, non-negative number. A Tensor is a
 // TensorType with its elements in row-major order on the host; it is what constants
 // hold and what the reference kernels read and write.
+//
+// Chapter: docs/module2-graph-ir.md#tensors-srctensor
 #pragma once
 
 #include "minic/tensor/dtype.h"

@@ -14,6 +14,8 @@
 // The emitter keeps two maps while it walks a function: each loop IR variable in scope to
 // its LLVM value (a loop's phi, a block's binding, a parameter of an outlined function),
 // and each buffer in scope to a pointer to its first element.
+//
+// Chapter: docs/module6-llvm-cpu.md#2-expressions-statements-intrinsics
 #pragma once
 
 #include "minic/codegen/llvm.h"

@@ -21,6 +21,8 @@
 //      %x = load <8 x float>, ptr %p, align 4
 //      %z = fadd <8 x float> %x, <float 1.0, ...>
 //      store <8 x float> %z, ptr %q, align 4
+//
+// Chapter: docs/module6-llvm-cpu.md#2-expressions-statements-intrinsics
 #include "codegen.h"
 
 #include "minic/ir/loop/visitor.h"

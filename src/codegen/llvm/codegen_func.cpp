@@ -20,6 +20,8 @@
 // Storage: a buffer of at most options.max_stack_bytes is an alloca in the entry block (64
 // bytes aligned, made once however often its scope runs); a larger one is aligned_alloc'd
 // when its scope starts and freed when it ends.
+//
+// Chapter: docs/module6-llvm-cpu.md#1-one-calling-convention
 #include "codegen.h"
 #include "target.h"
 

@@ -31,6 +31,8 @@
 // |x| clamped to 4 (beyond it erf rounds to +-1 in f32), 54 terms leave it below 1e-13.
 //
 //   y = exp(x)  (f32)  →  %d = fpext float %x to double; ... ; %y = fptrunc double %e to float
+//
+// Chapter: docs/module6-llvm-cpu.md#2-expressions-statements-intrinsics
 #include "codegen.h"
 
 #include "minic/support/error.h"

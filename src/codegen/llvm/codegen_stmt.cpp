@@ -14,6 +14,8 @@
 //
 //   block C(vi = spatial(64) i, vk = reduce(32) k) { init { C[vi] = 0.0 } C[vi] = ... }
 //   →  %vi = i, %vk = k; if (%vk == 0) { C[%vi] = 0.0 }; C[%vi] = ...
+//
+// Chapter: docs/module6-llvm-cpu.md#2-expressions-statements-intrinsics
 #include "codegen.h"
 
 #include "minic/support/error.h"

@@ -10,6 +10,8 @@
 //   3. the host's caches and cores (host_resources), the machine the code runs on;
 //   4. for the host, -mattr: the features where the host differs from LLVM's idea of its
 //      CPU (a virtual machine may hide some), so that the text names the host exactly.
+//
+// Chapter: docs/module6-llvm-cpu.md#the-target
 #include "target.h"
 
 #include "minic/support/error.h"

@@ -12,6 +12,8 @@
 //   4. add the module and look up every entry point, which compiles it to machine code.
 // The text forms (llvm_ir, assembly) are made again from the loop IR when asked for: the
 // same input gives the same text, and the JIT need not keep a copy of its module.
+//
+// Chapter: docs/module6-llvm-cpu.md#4-optimisation-and-the-jit
 #include "target.h"
 
 #include "minic/support/error.h"

@@ -10,6 +10,8 @@
 //   3. either print it (emit_llvm_text), or run the code generator to assembly or an
 //      object file (emit_asm_text, emit_object), or give it to the JIT (jit.cpp).
 // This is the only file that includes PassBuilder.h (a slow header: one TU pays for it).
+//
+// Chapter: docs/module6-llvm-cpu.md#4-optimisation-and-the-jit
 #include "target.h"
 
 #include "minic/support/error.h"

@@ -3,6 +3,8 @@
 // Course module 6. target.cpp makes LLVM's TargetMachine for a CPU target and turns an
 // LLVM module into optimised IR, assembly or an object file; jit.cpp hands the optimised
 // module to ORC.
+//
+// Chapter: docs/module6-llvm-cpu.md#4-optimisation-and-the-jit
 #pragma once
 
 #include "codegen.h"

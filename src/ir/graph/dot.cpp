@@ -12,6 +12,8 @@
 //   4. the edges, one per node input (and one per graph output), in the same order.
 // A value without a shape (a large constant that is left out) draws no edge.
 // Every id is built from positions, so the same graph always gives the same text.
+//
+// Chapter: docs/module2-graph-passes.md#6-seeing-it
 #include "minic/ir/graph/dot.h"
 
 #include <fmt/format.h>

@@ -4,6 +4,8 @@
 // by its name; every Value's users list holds one entry per input slot that reads it;
 // every node output names that node and its position as its producer. Value and Node keep
 // these fields private, so the functions below are the only code that writes them.
+//
+// Chapter: docs/module2-graph-ir.md#3-the-graph-ir-includeminicirgraphgraphh
 #include "minic/ir/graph/graph.h"
 
 #include <algorithm>

@@ -4,6 +4,8 @@
 // token that starts here. Names after `%` and `@` are either bare ([A-Za-z0-9_.]+) or a
 // quoted string; numbers are integers unless they have a `.` or an exponent (`inf` and `nan`
 // are identifiers, `-inf` a float).
+//
+// Chapter: docs/module2-graph-ir.md#the-text-form
 #include "lexer.h"
 
 #include "text_syntax.h"

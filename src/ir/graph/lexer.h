@@ -3,6 +3,8 @@
 //
 // Splits .mgraph text into tokens, each with the line and column where it starts, so
 // that the parser can say "<source>:3:14: expected ')', found ','".
+//
+// Chapter: docs/module2-graph-ir.md#the-text-form
 #pragma once
 
 #include "minic/support/token_cursor.h"

@@ -6,6 +6,8 @@
 // back to the same bits; f16 and bf16 elements are read as float and narrowed (exact for
 // every value those types hold). A NaN other than the type's usual one is written with
 // its bits, `nan(0x7fc00001)`, and read back from them.
+//
+// Chapter: docs/module2-graph-ir.md#the-text-form
 #include "literals.h"
 
 #include "text_syntax.h"

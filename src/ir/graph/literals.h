@@ -1,5 +1,7 @@
 // Reading the literal pieces of the graph text form: types, tensor elements, constant
 // data and attribute values. Course module 2.
+//
+// Chapter: docs/module2-graph-ir.md#the-text-form
 #pragma once
 
 #include "lexer.h"

@@ -22,6 +22,8 @@
 // Graph whose inputs are named and typed like the node's inputs, reads the statements up
 // to the closing brace into it, and makes the body values named like the node's outputs
 // the body's outputs. Inside, a name means the body's value; outside, the graph's.
+//
+// Chapter: docs/module2-graph-ir.md#the-text-form
 #include "minic/ir/graph/text.h"
 
 #include "lexer.h"

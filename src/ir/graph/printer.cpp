@@ -7,6 +7,8 @@
 // parse_graph(print_graph(g)) prints exactly as g does. A fused node prints its body after
 // it, between braces and indented one step further: the body's constants, then its nodes,
 // each printed as the graph's own are (a fused node inside a body nests again).
+//
+// Chapter: docs/module2-graph-ir.md#the-text-form
 #include "minic/ir/graph/text.h"
 
 #include "text_syntax.h"

@@ -3,6 +3,8 @@
 // Both sides of the text form include this so that what one writes the other reads:
 // which names may stay bare, how strings escape, and which bit pattern of each float
 // type is the NaN spelled plain `nan`.
+//
+// Chapter: docs/module2-graph-ir.md#the-text-form
 #pragma once
 
 #include "minic/support/token_cursor.h"

@@ -13,6 +13,8 @@
 //   7. a fused node's body is a valid graph whose inputs and outputs match the node's, in
 //      type and in name (the names are how the text form connects the two).
 // The first violation throws Error naming the node (Node::describe()) and the value.
+//
+// Chapter: docs/module2-graph-ir.md#the-verifier
 #include "minic/ir/graph/verifier.h"
 
 #include <map>

@@ -1,5 +1,7 @@
 // The accesses of a statement, the buffers it reads and writes, and the regions a block
 // declares. Course module 3. The regions under loop bounds are in access_region.cpp.
+//
+// Chapter: docs/module3-loop-ir.md#2-walking-and-rewriting
 #include "minic/ir/loop/access.h"
 
 #include "minic/ir/loop/printer.h"

@@ -1,5 +1,7 @@
 // The region of a buffer that accesses touch per iteration of some outer loops, and
 // whether regions cover a domain. Course module 4. The algorithm is described in access.h.
+//
+// Chapter: docs/module4-schedules.md#2-the-primitives
 #include "minic/ir/loop/access.h"
 
 #include "minic/ir/loop/printer.h"

@@ -1,5 +1,7 @@
 // Substitution, variable uses, interval bounds and structural equality of loop IR
 // expressions. Course module 3.
+//
+// Chapter: docs/module3-loop-ir.md#2-walking-and-rewriting
 #include "minic/ir/loop/analysis.h"
 
 #include "minic/ir/loop/visitor.h"

@@ -1,6 +1,8 @@
 // The operands of a binary expression node, whatever its kind. Course module 3.
 //
 // Shared by the printers, which spell every binary node the same way up to its symbol.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
 
 #include "minic/ir/loop/expr.h"

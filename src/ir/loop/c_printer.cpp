@@ -10,6 +10,8 @@
 //      one scope stack; a name that is no C identifier or is reserved is rewritten first.
 // Operators take C's precedence, which differs from the loop IR text's (C puts `==` below
 // `<`); operands are parenthesised only where C needs it.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "minic/ir/loop/c_printer.h"
 
 #include "binary_operands.h"

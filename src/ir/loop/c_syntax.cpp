@@ -4,6 +4,8 @@
 // Literals keep their exact value: floats print their shortest round-trip digits (as the
 // loop IR text does) with C's `f` suffix for f32; integers beyond 32 bits use INT64_C, so
 // no literal depends on the width of C's int.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "c_syntax.h"
 
 #include "text_syntax.h"

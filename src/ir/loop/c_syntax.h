@@ -1,4 +1,6 @@
 // The pieces of C the equivalent-C printer (c_printer.cpp) writes. Course module 3.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -1,5 +1,7 @@
 // Loop IR expression nodes: construction and the invariants each `make` checks.
 // Course module 3.
+//
+// Chapter: docs/module3-loop-ir.md#1-expressions-and-statements
 #include "minic/ir/loop/expr.h"
 
 #include "minic/ir/loop/stmt.h"

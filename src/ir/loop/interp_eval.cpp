@@ -22,6 +22,8 @@
 //     does), so it may guard a load that would be out of bounds; with a vector condition
 //     it evaluates both operands in full, as a vector blend does, so both must be in
 //     bounds in every lane.
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "interp_thread.h"
 
 #include "minic/tensor/element_cast.h"

@@ -4,6 +4,8 @@
 // Elements are copied in and out of the byte arrays with memcpy, so no buffer is ever
 // read through a pointer of the wrong type or alignment. Bools are read as bytes
 // (nonzero is true), so the fill pattern of an allocation reads as a valid bool.
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "interp_thread.h"
 
 #include <cstring>

@@ -15,6 +15,8 @@
 //   Store, Evaluate        run at once. A barrier pops itself and returns from run().
 // Popping a frame releases what it allocated. A step never touches its frame after a
 // push: the push may move the stack.
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "interp_thread.h"
 
 namespace minic::loop::interp {

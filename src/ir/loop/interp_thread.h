@@ -6,6 +6,8 @@
 // that GPU thread block are launched, each a Thread of its own, and run phase by phase
 // between barriers (run_thread_block in interpreter.cpp). A Thread has its own
 // variables and its own local buffers; the other buffers are shared.
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #pragma once
 
 #include "interp_value.h"

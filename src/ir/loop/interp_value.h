@@ -8,6 +8,8 @@
 // the double holding their exact value (every f32, f16 and bf16 value is a double).
 // get<T> and make_scalar<T> convert between a Scalar and compute_t<T>, the C++ type
 // arithmetic on T is done in; make_scalar rounds to T (a float result to f16, ...).
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -13,6 +13,8 @@
 //      thread waits.
 // The sequential order within a phase is one of the orders the GPU may run the threads
 // in; the race tracker reports any access whose result would depend on that order.
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "minic/ir/loop/interpreter.h"
 
 #include "interp_thread.h"

@@ -20,6 +20,8 @@
 // Each binding opens a scope (Scope::bind) that closes with its construct (pop_to), in
 // the same places the printer opens them; a loop's bounds and a block's bindings are read
 // before the names they bind are in scope.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "minic/ir/loop/parser.h"
 
 #include "parser_state.h"

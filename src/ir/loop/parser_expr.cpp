@@ -11,6 +11,8 @@
 //             | ramp '(' expr ',' expr ',' INT ')' | broadcast '(' expr ',' INT ')'
 //
 // There is no negation node: `-` before a number is part of the literal.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "parser_state.h"
 #include "text_syntax.h"
 

@@ -1,5 +1,7 @@
 // The loop IR parser's state, shared by its two halves: parser_expr.cpp (expressions,
 // literals, types) and parser.cpp (statements, blocks, functions). Course module 3.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
 
 #include "text_lexer.h"

@@ -13,6 +13,8 @@
 // already uses it; then it gets the first free `name_1`, `name_2`, ... A use prints the
 // name of the innermost binding of that very node, so the parser, which looks names up
 // innermost first, finds the same node.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "minic/ir/loop/printer.h"
 
 #include "binary_operands.h"

@@ -6,6 +6,8 @@
 // unless it has a fraction or an exponent; letters glued to it are its type suffix
 // (`3i32`, `1.5f64`). A `-` is always its own token: the parser reads `-3` as a negative
 // literal where an operand is expected.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "text_lexer.h"
 
 #include "minic/support/error.h"

@@ -3,6 +3,8 @@
 //
 // Splits .mloop text into tokens, each with the line and column where it starts, so that
 // the parser can say "<source>:3:14: expected ')', found ','".
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
 
 #include "minic/support/token_cursor.h"

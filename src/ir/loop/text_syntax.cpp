@@ -5,6 +5,8 @@
 // immediate those of the double. Reading rounds the digits to the type the same way
 // (std::from_chars rounds correctly), so print(parse(text)) == text for every literal the
 // printer writes.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "text_syntax.h"
 
 #include "minic/support/error.h"

@@ -3,6 +3,8 @@
 // Both sides of the .mloop text form include this, so that what one writes the other
 // reads: which names may stay bare, how a typed immediate is spelled, how a type name
 // with lanes is split.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
 
 #include "minic/support/token_cursor.h"

@@ -10,6 +10,8 @@
 // Ranges come from a small interval analysis of index expressions (bounds() below): exact
 // for sums and constant multiples of loop variables, nullopt where it does not know.
 // The rules are listed in verifier.h; the first violation throws Error.
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "minic/ir/loop/verifier.h"
 
 #include "minic/ir/loop/visitor.h"

@@ -1,4 +1,6 @@
 // IRVisitor and IRMutator: the default walk over every node kind. Course module 3.
+//
+// Chapter: docs/module3-loop-ir.md#2-walking-and-rewriting
 #include "minic/ir/loop/visitor.h"
 
 namespace minic::loop {

@@ -34,6 +34,8 @@
 // After:
 //   %a = Relu(%x) : f32[4]
 //   %y = Add(%a, %a) : f32[4]
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #include "minic/passes/graph/cse.h"
 #include "minic/passes/pass_registry.h"
 

@@ -27,6 +27,8 @@
 // After:
 //   %y = Neg(%x) : f32[4]
 //   return %y
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #include "minic/passes/graph/dce.h"
 #include "minic/passes/pass_registry.h"
 

@@ -7,6 +7,8 @@
 // one of them, and the places every such path must pass are exactly the ancestors they
 // share. The common ancestor of two nodes is found by climbing from the deeper one until
 // both meet. Cost: O(edges × tree depth), small for the graphs of neural networks.
+//
+// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
 #include "dominators.h"
 
 #include "minic/support/error.h"

@@ -6,6 +6,8 @@
 // Operator fusion (fuse_ops.cpp) uses it to find, for each node, the point where all of
 // its consumers' paths meet again: fusing everything between the two leaves no path out
 // of the group and back in.
+//
+// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
 #pragma once
 
 #include <vector>

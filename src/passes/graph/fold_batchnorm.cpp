@@ -36,6 +36,8 @@
 //   %y = BatchNormalization(%c, %scale, %b, %mean, %var) : f32[1,8,4,4]
 // After (%w_bn is %w scaled by s per output channel, %w_bias_bn is t):
 //   %y = Conv(%x, %w_bn, %w_bias_bn) : f32[1,8,4,4]
+//
+// Chapter: docs/module2-graph-passes.md#3-folding-arithmetic-into-weights-fold-batchnorm-fold-conv-affine
 #include "minic/passes/graph/fold_batchnorm.h"
 #include "minic/passes/pass_registry.h"
 

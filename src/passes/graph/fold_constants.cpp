@@ -39,6 +39,8 @@
 //   %w = const f32[2,3] splat<0.5>
 //   %n = const i64[2] dense<[4, 2]>
 //   %y = MatMul(%x, %w) : f32[4,3]
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #include "minic/passes/graph/fold_constants.h"
 #include "minic/passes/pass_registry.h"
 

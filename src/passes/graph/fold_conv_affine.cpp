@@ -33,6 +33,8 @@
 //   %y = Mul(%c, %s) : f32[1,8,4,4]
 // After (%w_scaled and %b_scaled are %w and %b scaled by %s per output channel):
 //   %y = Conv(%x, %w_scaled, %b_scaled) : f32[1,8,4,4]
+//
+// Chapter: docs/module2-graph-passes.md#3-folding-arithmetic-into-weights-fold-batchnorm-fold-conv-affine
 #include "minic/passes/graph/fold_conv_affine.h"
 #include "minic/passes/pass_registry.h"
 

@@ -36,6 +36,8 @@
 //   %y = Mul(%m, %half)
 // After:
 //   %y = Gelu(%x)
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #include "minic/passes/graph/fuse_gelu.h"
 #include "minic/passes/pass_registry.h"
 

@@ -44,6 +44,8 @@
 //   %y    = Add(%s, %beta)
 // After:
 //   %y = LayerNormalization(%x, %gamma, %beta) {axis=-1, epsilon=1e-05}
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #include "minic/passes/graph/fuse_layernorm.h"
 #include "minic/passes/pass_registry.h"
 

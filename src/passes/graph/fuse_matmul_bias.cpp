@@ -39,6 +39,8 @@
 //   %y = Add(%0, %b) : f32[1,128]         // %b = const f32[128]
 // After:
 //   %y = Gemm(%x, %w, %b) : f32[1,128]
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #include "minic/passes/graph/fuse_matmul_bias.h"
 #include "minic/passes/pass_registry.h"
 

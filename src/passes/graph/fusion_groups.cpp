@@ -18,6 +18,8 @@
 //      merge i and every node between i and d into d's group, when the rule for i's group
 //      kind allows it: path_kind[i] bounded, and every group met on the paths (d's at the
 //      end) of an allowed kind.
+//
+// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
 #include "fusion_groups.h"
 
 #include "dominators.h"

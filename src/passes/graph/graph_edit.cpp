@@ -8,6 +8,8 @@
 // notices) and %x, now read by nobody, is dropped with the Identity. A graph input or a
 // constant cannot trade places; then the graph output simply becomes that value (a graph
 // output may be a graph input).
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #include "graph_edit.h"
 
 #include <algorithm>

@@ -6,6 +6,8 @@
 // Course module 2. Every edit keeps the Graph invariants (users lists, producers, names),
 // so a pass built from them stays readable: it says what replaces what, not how the
 // pointers move.
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -4,6 +4,8 @@
 // Course module 2. The importer and the text parser infer types once; a pass that builds
 // nodes gives them their types itself. This pass is for a pipeline written by hand, e.g.
 // `minic opt FILE.mgraph --passes=simplify,infer-shapes`.
+//
+// Chapter: docs/module2-graph-ir.md#shape-inference-and-values-known-before-running
 #include "minic/ops/shape_inference.h"
 #include "minic/passes/pass_registry.h"
 

@@ -6,6 +6,8 @@
 // (disjoint, each self-contained), then each is applied. Applying one match touches only its
 // own nodes -- its root is rewritten in place and keeps its output values, so a later match
 // that reads the root's result still sees the same Value -- hence matches stay valid.
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #include "pattern.h"
 
 #include <algorithm>

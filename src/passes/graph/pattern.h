@@ -13,6 +13,8 @@
 // Replacement (the matched nodes and the one node that takes their place), and
 // rewrite_matches applies them, checking once, for every pass, that the replacement is
 // safe: only the root's result may be used outside the pattern.
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #pragma once
 
 #include "graph_edit.h"

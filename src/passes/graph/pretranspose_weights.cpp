@@ -3,6 +3,8 @@
 // Algorithm: for each Gemm with transB = 1 whose B is a 2-d constant, build the transposed
 // constant element by element (any element type: bytes are moved, not converted), make
 // the Gemm read it, and drop the attribute (transB = 0 is the default).
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #include "minic/passes/graph/pretranspose_weights.h"
 #include "minic/passes/pass_registry.h"
 

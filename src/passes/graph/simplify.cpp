@@ -32,6 +32,8 @@
 //   %4 = Transpose(%3) {perm=[1,0]} : f32[3,2]
 //   %y = Relu(%4) : f32[3,2]
 // (%one is a splat of 1.) The Identity and the Mul forward %x; %3 undoes %2, so both go.
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #include "minic/passes/graph/simplify.h"
 #include "minic/passes/pass_registry.h"
 

@@ -21,6 +21,8 @@
 //   3. Rewrite: a buffer of the new extents (a dimension that did not pass step 2 keeps
 //      its whole extent, minimum 0), every index shifted by its minimum, and the Allocate
 //      moved to the home.
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/compact_buffers.h"
 #include "minic/passes/pass_registry.h"
 

@@ -15,6 +15,8 @@
 //
 //   A[i, j] of A: f32[4,8]   →   A[i * 8 + j] of A: f32[32]
 //   A[i, ramp(j, 1, 4)]      →   A[ramp(i * 8 + j, 1, 4)]
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/flatten_buffers.h"
 #include "minic/passes/pass_registry.h"
 

@@ -1,4 +1,4 @@
-// lower-blocks: blocks → plain statements. Course module 3 (the pass is documented in
+// lower-blocks: blocks → plain statements. Course module 4 (the pass is documented in
 // include/minic/passes/loop/lower_blocks.h).
 //
 // Invariant: same results; no Block left; the function verifies.
@@ -16,6 +16,8 @@
 //   →
 //   if (i.0 < 2) { if (k == 0) { C[i.0 * 4 + i.1] = 0.0 }
 //                  C[i.0 * 4 + i.1] = C[i.0 * 4 + i.1] + A[i.0 * 4 + i.1, k] }
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/lower_blocks.h"
 #include "minic/passes/pass_registry.h"
 

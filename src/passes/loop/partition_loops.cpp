@@ -1,5 +1,5 @@
 // partition-loops: loops with guarded tails → a guard-free main part and a guarded rest.
-// Course module 3 (the pass is documented in include/minic/passes/loop/partition_loops.h).
+// Course module 4 (the pass is documented in include/minic/passes/loop/partition_loops.h).
 //
 // Invariant: the same iterations run in the same order; the function verifies.
 //
@@ -23,6 +23,8 @@
 //
 //   for i in 0..10 { if (i >= 1) { A[i] = A[i - 1] } }
 //   →  for i in 1..10 { A[i] = A[i - 1] }     (the rest, i in 0..1, guards nothing true)
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/partition_loops.h"
 #include "minic/passes/pass_registry.h"
 

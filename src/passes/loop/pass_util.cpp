@@ -1,4 +1,6 @@
-// Structural equality, operands of operator nodes, and the no-op statement. Course module 3.
+// Structural equality, operands of operator nodes, and the no-op statement. Course module 4.
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "pass_util.h"
 
 #include "minic/ir/loop/access.h"

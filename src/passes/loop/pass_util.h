@@ -1,9 +1,11 @@
 // Small helpers the loop passes share: structural equality of expressions, the operands
-// of an operator node, and the one statement that does nothing. Course module 3.
+// of an operator node, and the one statement that does nothing. Course module 4.
 //
 // A pass that removes a statement (an `if (false)`, a loop of extent 0) puts no_op() in its
 // place, `evaluate 0` in the text form, because every statement slot of the IR holds a
 // statement; remove-no-ops and the simplifier drop it from sequences.
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

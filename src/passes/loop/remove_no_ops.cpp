@@ -1,4 +1,4 @@
-// remove-no-ops: statements that do nothing → nothing. Course module 3 (the pass is
+// remove-no-ops: statements that do nothing → nothing. Course module 4 (the pass is
 // documented in include/minic/passes/loop/remove_no_ops.h).
 //
 // Invariant: same results; the function verifies.
@@ -9,6 +9,8 @@
 // The root becomes `evaluate 0` if nothing is left.
 //
 //   if (i < 4) { evaluate 0 } else { A[i] = 0.0 }   →   if (!(i < 4)) { A[i] = 0.0 }
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/remove_no_ops.h"
 #include "minic/passes/pass_registry.h"
 

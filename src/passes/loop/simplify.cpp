@@ -1,5 +1,5 @@
 // simplify: the walk that applies the rule table to every expression of a function, and
-// the statement rules. Course module 3 (the pass is documented in
+// the statement rules. Course module 4 (the pass is documented in
 // include/minic/passes/loop/simplify.h; the rules are in simplify_rules.cpp).
 //
 // Invariant: same results on every input; the function still verifies.
@@ -19,6 +19,8 @@
 //      dropped; sequences drop their `evaluate 0`s.
 //
 //   for i in 0..1 { B[i * 4 + 0] = A[floordiv(i, 8)] * 1.0 }   →   B[0] = A[0]
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/simplify.h"
 #include "minic/passes/pass_registry.h"
 

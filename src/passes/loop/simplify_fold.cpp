@@ -1,5 +1,5 @@
 // Constant folding for the simplifier: an operator applied to immediates becomes the
-// immediate it computes. Course module 3.
+// immediate it computes. Course module 4.
 //
 // The folded value must be the value the interpreter (and compiled code) would compute, or
 // the simplifier would change what a kernel does. So each type is folded in its own
@@ -8,6 +8,8 @@
 // value), f64 in double. Types whose arithmetic is rounded in other ways (i8 ... u64, f16,
 // bf16) are left alone, as are divisions by 0 (an error at run time) and by -1 (which may
 // wrap).
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "simplify_rules.h"
 
 #include "pass_util.h"

@@ -1,5 +1,7 @@
-// Matching patterns against expressions, and building replacements. Course module 3
+// Matching patterns against expressions, and building replacements. Course module 4
 // (patterns are described in simplify_pattern.h).
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "simplify_pattern.h"
 
 #include "pass_util.h"

@@ -1,6 +1,6 @@
 // Patterns over loop IR expressions, for the simplifier's rule table: what `x + 0`,
 // `floordiv(x * c1 + y, c1)` mean in src/passes/loop/simplify_rules.cpp, how a pattern
-// matches an expression and how a replacement is built from a match. Course module 3.
+// matches an expression and how a replacement is built from a match. Course module 4.
 //
 // A pattern is a tree of operator nodes whose leaves are names or numbers: `x`, `y`, `z`
 // match any expression and `c1`, `c2`, `c3` immediates only; a name used twice must match
@@ -8,6 +8,8 @@
 // floats, of that value and sign: 0 does not match -0.0); `true_` and `false_` match the
 // boolean immediates. The C++ operators and the functions floordiv, floormod, min, max
 // and select build patterns, so a pattern is written as the expression it matches.
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/analysis.h"

@@ -1,4 +1,4 @@
-// The simplifier's rule table: algebra written one rule a line. Course module 3.
+// The simplifier's rule table: algebra written one rule a line. Course module 4.
 //
 // A rule reads like the algebra it states:
 //
@@ -34,6 +34,8 @@
 // general (`(x + c1) + c2` before `(x + c1) + y`). Every rule makes the expression smaller
 // or moves immediates right and outward, so rewriting ends; the walk in simplify.cpp also
 // stops a node after a fixed number of rewrites, as a second guarantee.
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "simplify_rules.h"
 
 #include "pass_util.h"

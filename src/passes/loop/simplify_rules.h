@@ -1,6 +1,8 @@
 // The simplifier's local rewrites of one expression node: constant folding and the rule
-// table. Course module 3. The table and its notation are described in simplify_rules.cpp;
+// table. Course module 4. The table and its notation are described in simplify_rules.cpp;
 // constant folding is simplify_fold.cpp; the walk that applies them is simplify.cpp.
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/analysis.h"

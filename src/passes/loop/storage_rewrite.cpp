@@ -17,6 +17,8 @@
 //
 //   alloc T: f32[4] local { ...T... }  alloc U: f32[8] local { ...U... }
 //   →  alloc T: f32[8] local { ...T...  ...T... }
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/storage_rewrite.h"
 #include "minic/passes/pass_registry.h"
 

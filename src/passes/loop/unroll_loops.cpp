@@ -1,4 +1,4 @@
-// unroll-loops: unrolled loops → copies of their body. Course module 3 (the pass is
+// unroll-loops: unrolled loops → copies of their body. Course module 4 (the pass is
 // documented in include/minic/passes/loop/unroll_loops.h).
 //
 // Invariant: the same statements run in the same order; the function verifies.
@@ -15,6 +15,8 @@
 //
 //   unrolled for i in 0..2 { unrolled for j in 0..2 { C[i, j] = 0.0 } }
 //   →  C[0, 0] = 0.0   C[0, 1] = 0.0   C[1, 0] = 0.0   C[1, 1] = 0.0
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/unroll_loops.h"
 #include "minic/passes/pass_registry.h"
 

@@ -1,6 +1,6 @@
 // vectorize-loops: vectorized loops of constant extent → Ramp/Broadcast vector code.
 //
-// Course module 3. What the pass does and when it leaves a loop alone is in
+// Course module 4. What the pass does and when it leaves a loop alone is in
 // include/minic/passes/loop/vectorize_loops.h.
 //
 // Invariant: the function computes what it computed before, on every input (the lanes of
@@ -20,6 +20,8 @@
 //
 //   vectorized for j in 0..4 { B[i * 4 + j] = A[i * 4 + j] + 1.0 }
 //   →  B[ramp(i * 4, 1, 4)] = A[ramp(i * 4, 1, 4)] + broadcast(1.0, 4)
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/vectorize_loops.h"
 #include "minic/passes/pass_registry.h"
 

@@ -1,4 +1,6 @@
 // What schedule rules read off a block (block_roles.h). Course module 4.
+//
+// Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
 #include "minic/schedule/block_roles.h"
 
 #include "../loop_tree.h"

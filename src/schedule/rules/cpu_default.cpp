@@ -30,6 +30,8 @@
 // Parallel loops are used only where there is enough work to pay for waking the threads.
 // What the rules read off a block (its loops' roles, its operands, the tiles that fit) is
 // in block_roles.h, shared with the autotuner's search space (src/autotune/space_rules.h).
+//
+// Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
 #include "minic/schedule/rules.h"
 
 #include "minic/schedule/block_roles.h"

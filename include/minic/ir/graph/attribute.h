@@ -3,6 +3,8 @@
 // Course module 2. An attribute holds one of the ONNX attribute kinds that minic
 // supports: an integer, a float, a string, a list of each, or a tensor. Attributes of a
 // node are kept sorted by name so that printing is deterministic.
+//
+// Chapter: docs/module2-graph-ir.md#3-the-graph-ir-includeminicirgraphgraphh
 #pragma once
 
 #include "minic/tensor/tensor.h"

@@ -22,6 +22,8 @@
 // n0.., outputs out0..; a fused body's ids are prefixed with its node's id), and
 // everything is written in the graph's own order. `dot -Tsvg` turns it into a picture
 // (`minic viz MODEL -o model.svg` does that).
+//
+// Chapter: docs/module2-graph-passes.md#6-seeing-it
 #pragma once
 
 #include "minic/ir/graph/graph.h"

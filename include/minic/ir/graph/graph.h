@@ -11,6 +11,8 @@
 //     %y = Add(%x, %c) : f32[1,4]
 //     return %y
 //   }
+//
+// Chapter: docs/module2-graph-ir.md#3-the-graph-ir-includeminicirgraphgraphh
 #pragma once
 
 #include "minic/ir/graph/attribute.h"

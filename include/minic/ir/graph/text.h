@@ -59,6 +59,8 @@
 // print_graph(parse_graph(text)) == text for every text print_graph produces from a graph
 // that verifies (verify_graph checks the naming rule of fused bodies), and parse_graph
 // reproduces every constant bit for bit.
+//
+// Chapter: docs/module2-graph-ir.md#the-text-form
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -5,6 +5,8 @@
 // earlier node (SSA, acyclic, topological order); producer and user links agree (a value's
 // `users` lists each node once per use); every value has a valid type and constants hold
 // data of exactly their type; graph outputs are defined; no node is listed twice.
+//
+// Chapter: docs/module2-graph-ir.md#the-verifier
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -38,6 +38,8 @@
 //           else the constant bounds of both over the fixed loops' ranges.
 //      The result is always a superset of what is touched (never smaller), which is what
 //      the primitives need; a non-linear index gives a larger region, not a wrong one.
+//
+// Chapter: docs/module3-loop-ir.md#2-walking-and-rewriting
 #pragma once
 
 #include "minic/ir/loop/analysis.h"

@@ -14,6 +14,8 @@
 //
 // Interval arithmetic is sound (the true values always lie inside) but may be loose:
 // `i - i` gives [-3, 3], not [0, 0]. Simplify first where that matters.
+//
+// Chapter: docs/module3-loop-ir.md#2-walking-and-rewriting
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

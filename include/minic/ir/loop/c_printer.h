@@ -32,6 +32,8 @@
 //
 // Code without shared memory or barriers is valid C99 after the prelude of
 // print_c(LoopModule); GPU code is for reading only.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -14,6 +14,8 @@
 //
 //   Expr i = Var::make("i", DataType::int64());
 //   Expr x = Load::make(A, {i}) * FloatImm::make(2.0, DataType::f32());
+//
+// Chapter: docs/module3-loop-ir.md#1-expressions-and-statements
 #pragma once
 
 #include "minic/tensor/dtype.h"

@@ -39,6 +39,8 @@
 //     not checked.
 //   - Two threadIdx loops one after the other in the host code are two launches: the
 //     first ends in every thread before the second starts.
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

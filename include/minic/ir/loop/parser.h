@@ -8,6 +8,8 @@
 //
 // print_module(parse_loop_module(print_module(m), ...)) == print_module(m) for every
 // module whose variables and buffers are all bound where they are used.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

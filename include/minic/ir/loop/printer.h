@@ -56,6 +56,8 @@
 // For a function whose variables and buffers are all bound (a loop, block, allocation
 // or parameter declares each before its use), print(parse(print(f))) == print(f).
 // The output is deterministic.
+//
+// Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

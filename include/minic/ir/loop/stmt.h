@@ -30,6 +30,8 @@
 //       }
 //     }
 //   }
+//
+// Chapter: docs/module3-loop-ir.md#1-expressions-and-statements
 #pragma once
 
 #include "minic/ir/loop/expr.h"

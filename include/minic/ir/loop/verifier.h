@@ -17,6 +17,8 @@
 //     or threadIdx.{x,y,z}; no blockIdx loop inside a threadIdx loop;
 //   - barriers (Evaluate of Call "barrier") stand alone and only inside threadIdx loops;
 //   - a block has an init only if it has a reduction iteration variable.
+//
+// Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

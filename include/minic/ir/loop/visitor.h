@@ -12,6 +12,8 @@
 //
 // IRMutator returns the same handle when no child changed, so a rewrite copies only the
 // nodes on the path to what it changed.
+//
+// Chapter: docs/module3-loop-ir.md#2-walking-and-rewriting
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -6,6 +6,8 @@
 // erased. Constants with the same type and bytes are merged the same way. Values that
 // define graph outputs or are read by fused nodes keep their uses. Fused nodes are not
 // merged.
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #pragma once
 
 #include "minic/ir/graph/graph.h"

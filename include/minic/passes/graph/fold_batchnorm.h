@@ -10,6 +10,8 @@
 // per-channel constants). Every parameter must be a constant (run fold-constants first when
 // an exporter computes them); new constants are computed in double and stored in the
 // weights' element type.
+//
+// Chapter: docs/module2-graph-passes.md#3-folding-arithmetic-into-weights-fold-batchnorm-fold-conv-affine
 #pragma once
 
 #include "minic/ir/graph/graph.h"

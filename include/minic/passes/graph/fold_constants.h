@@ -8,6 +8,8 @@
 // and Shape -> Gather -> Unsqueeze -> Concat chains become a Reshape's constant shape.
 // Fused nodes are left alone. Values left unused are dropped. Throws Error naming the node
 // if a kernel fails on its constant inputs. Needs every value typed (infer_shapes).
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #pragma once
 
 #include "minic/ir/graph/graph.h"

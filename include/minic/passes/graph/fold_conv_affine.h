@@ -5,6 +5,8 @@
 // (or - t) becomes Conv(x, W, b + t), when s and t are constants per output channel (a
 // scalar, [C,1,1], [1,C,1,1], ...), the broadcast leaves the Conv result's shape as it is,
 // the Conv's weights and bias are constants, and the Conv's result has no other reader.
+//
+// Chapter: docs/module2-graph-passes.md#3-folding-arithmetic-into-weights-fold-batchnorm-fold-conv-affine
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -5,6 +5,8 @@
 // exporters write, with constants matched to a relative 1e-4, and replaces each by
 // Gelu(x) (approximate = "tanh" for the second). A formula whose intermediate values have
 // other users is left alone. See src/passes/graph/fuse_gelu.cpp for the forms recognised.
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -6,6 +6,8 @@
 // LayerNormalization(x, gamma, beta) {axis = -(number of axes), epsilon = eps}. Without
 // gamma the Scale is a constant of ones; without beta there is no B. Reduce axes are read
 // from the attribute (before opset 18) or a constant input (opset 18 on).
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -5,6 +5,8 @@
 // user. A with leading axes ([1,128,256] in BERT) is left to operator fusion, which puts the
 // MatMul and its bias Add in one kernel without Reshapes; src/passes/graph/
 // fuse_matmul_bias.cpp explains the choice.
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -10,6 +10,8 @@
 // inputs are the values the group reads from outside, constants included, and its outputs
 // the values used outside. The graph computes the same outputs under the same names.
 // Rules and algorithm: src/passes/graph/fuse_ops.cpp.
+//
+// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
 #pragma once
 
 #include "minic/ir/graph/graph.h"

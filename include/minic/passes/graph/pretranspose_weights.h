@@ -12,6 +12,8 @@
 //
 // Invariant: the graph computes exactly the same function (the same products and sums in
 // the same order). The original constant is left for dce when nothing else reads it.
+//
+// Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #pragma once
 
 #include "minic/ir/graph/graph.h"

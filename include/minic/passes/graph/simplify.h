@@ -12,6 +12,8 @@
 //   p∘q is the identity)
 // A rule fires only when the result is exactly x: x * 1 where the 1 broadcasts x to a
 // larger shape stays. Rules apply to a fixed point; a graph output keeps its name.
+//
+// Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -25,6 +25,8 @@
 // Runs after lower-blocks (a function with blocks is left as it is). A dimension whose
 // accesses do not all start at the same place, or whose indices are not increasing in the
 // inner loops, keeps its whole extent. Allocations bound to GPU threads are left alone.
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

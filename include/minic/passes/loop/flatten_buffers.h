@@ -19,6 +19,8 @@
 //              for i in 0..4 { for j in 0..8 { B[j, i] = A[i, j] } } }
 //   after:   func @f(A: f32[32], B: f32[32]) {
 //              for i in 0..4 { for j in 0..8 { B[j * 4 + i] = A[i * 8 + j] } } }
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -1,7 +1,7 @@
 // lower-blocks: replaces every block by the plain statements it stands for, the form code
 // generation takes.
 //
-// Course module 3. Blocks are what schedules work on: named, with iteration variables
+// Course module 4. Blocks are what schedules work on: named, with iteration variables
 // bound to the loops around them, a predicate, an init for reductions and buffers of their
 // own. Once the schedule is done they have served their purpose, and each becomes:
 //   - its body, with every iteration variable replaced by its binding;
@@ -23,6 +23,8 @@
 //   after:   for i in 0..4 { for k in 0..8 {
 //              if (k == 0) { S[i] = 0.0 }
 //              S[i] = S[i] + A[i, k] } }
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -1,7 +1,7 @@
 // partition-loops: a loop whose body is guarded by a condition on the loop variable is cut
 // in two: a main part where the guard always holds, without it, and the rest, with it.
 //
-// Course module 3. Splitting a loop of 100 iterations by 32 gives 4 x 32 iterations and a
+// Course module 4. Splitting a loop of 100 iterations by 32 gives 4 x 32 iterations and a
 // guard `io * 32 + ii < 100` on the block; the guard costs a compare and a branch in every
 // iteration, and stops vectorisation, although only the last outer iteration needs it.
 // This pass finds, for each loop with constant bounds (not bound to a GPU axis), the
@@ -20,6 +20,8 @@
 //              if (io * 32 + ii < 100) { B[io * 32 + ii] = A[io * 32 + ii] } } }
 //   after:   for io in 0..3 { for ii in 0..32 { B[io * 32 + ii] = A[io * 32 + ii] } }
 //            for ii in 0..4 { B[ii + 96] = A[ii + 96] }
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

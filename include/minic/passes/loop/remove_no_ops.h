@@ -1,6 +1,6 @@
 // remove-no-ops: removes statements that do nothing.
 //
-// Course module 3. Other passes leave such statements behind (a loop whose every
+// Course module 4. Other passes leave such statements behind (a loop whose every
 // iteration was partitioned away, an `evaluate 0` where an `if (false)` was), and a
 // student's hand-written kernel may hold some. Removed:
 //   - loops of a constant extent <= 0, and loops whose body does nothing;
@@ -19,6 +19,8 @@
 //            for i in 0..4 { A[i] = A[i]  evaluate i * 2 }
 //            B[0] = 1.0
 //   after:   B[0] = 1.0
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -1,7 +1,7 @@
 // simplify: arithmetic simplification of loop IR, driven by a table of rewrite rules and by
 // the bounds of the loop variables.
 //
-// Course module 3. Schedules leave index arithmetic behind that no one would write by hand:
+// Course module 4. Schedules leave index arithmetic behind that no one would write by hand:
 // `(i.0 * 8 + i.1) * 1 + 0`, `floordiv(i.0 * 32 + i.1, 32)`, guards `i.0 * 32 + i.1 < 128`
 // that always hold. The simplifier rewrites every expression bottom-up with the rules of
 // src/passes/loop/simplify_rules.cpp (one a line, `x + 0 → x`, `(x * c1) * c2 → x * (c1 *
@@ -27,6 +27,8 @@
 //                B[floordiv(v, 32), floormod(v, 32)] = A[v] + 0.0 } } }
 // (x + 0.0 stays: for x = -0.0 it gives +0.0. The floordiv stays too: the block sees only
 // v in [0, 128), not how it was made.)
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/analysis.h"

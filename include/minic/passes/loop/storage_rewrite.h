@@ -28,6 +28,8 @@
 //   after:   alloc T: f32[8] local {
 //              T[0] = A[0]  B[0] = T[0]
 //              T[1] = A[1]  B[1] = T[1] }
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

@@ -1,7 +1,7 @@
 // unroll-loops: every loop marked `unrolled` with constant bounds becomes copies of its
 // body, one per iteration.
 //
-// Course module 3. The schedule primitive unroll only marks a loop; this pass does the
+// Course module 4. The schedule primitive unroll only marks a loop; this pass does the
 // unrolling, so that the copies can be simplified and scheduled by the compiler one by one
 // (registers for small accumulators, no loop counter). Copy k of the body has the loop
 // variable replaced by `min + k`. Loops inside the body are unrolled first, so nested
@@ -17,6 +17,8 @@
 //   after:   B[0] = A[0] * 2.0
 //            B[1] = A[1] * 2.0
 //            B[2] = A[2] * 2.0
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"

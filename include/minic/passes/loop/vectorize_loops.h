@@ -1,6 +1,6 @@
 // vectorize-loops: vectorized loops become vector expressions (Ramp, Broadcast).
 //
-// Course module 3 (vectorisation). A schedule marks a loop `vectorized`; this pass does the
+// Course module 4 (vectorisation). A schedule marks a loop `vectorized`; this pass does the
 // vectorising the loop IR can show: the loop of constant extent N is replaced by its body
 // run once on N lanes. The loop variable becomes ramp(min, 1, N), each expression that
 // depends on it an N-lane vector, and each that does not stays scalar (broadcast where it
@@ -22,6 +22,8 @@
 // load and store only with affine indices (ramps) where they depend on the loop; read a
 // buffer it writes only at the very indices it writes it (so lanes never depend on each
 // other); and not select between loads on a condition that depends on the loop.
+//
+// Chapter: docs/module4-schedules.md#3-loop-passes
 #pragma once
 
 #include "minic/ir/loop/stmt.h"
