@@ -250,8 +250,10 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     schedule_gemm(scheduled, block, roles, gemm_values(space.default_values, name));
     sch = std::move(scheduled);
     return space;
+  } catch (const InternalError&) {
+    throw;  // a bug, not a refusal
   } catch (const Error&) {
-    return std::nullopt;
+    return std::nullopt;  // the gemm rule refuses the block
   }
 }
 

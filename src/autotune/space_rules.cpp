@@ -127,6 +127,8 @@ BlockSpace block_space(Schedule& sch, const std::string& name, const Target& tar
     }
     sch = std::move(attempt);
     return *space;
+  } catch (const InternalError&) {
+    throw;  // a bug, not a refusal
   } catch (const Error&) {
     return {};  // the default rule is refused: the block keeps its loops and has no knobs
   }
@@ -152,6 +154,8 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
       return;
     }
     sch = std::move(attempt);
+  } catch (const InternalError&) {
+    throw;  // a bug, not a refusal
   } catch (const Error&) {
     // The primitives refuse these values for this block: it keeps the loops it had.
   }

@@ -12,6 +12,7 @@
 #include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/lower/lower.h"
+#include "minic/ops/compute.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/support/error.h"
 
@@ -108,7 +109,7 @@ std::vector<Task> extract_tasks(Graph graph, const std::vector<std::string>& gra
     loop::PrimFunc func;
     try {
       func = lower_node(*node, graph.opset, target);
-    } catch (const Error&) {
+    } catch (const NoComputeRule&) {
       continue;  // a form of the op its rule does not cover: compile_model runs it too
     }
     std::string key = workload_key(func);

@@ -11,6 +11,7 @@
 #include "minic/codegen/llvm.h"
 #include "minic/schedule/rules.h"
 #include "minic/schedule/schedule.h"
+#include "minic/schedule/trace.h"
 #include "minic/support/error.h"
 
 #include <algorithm>
@@ -89,7 +90,7 @@ void resume_task(TaskState& state, int index, const Database& database, const Ta
       schedule::Schedule sch(state.task->func);
       sch.replay(schedule::parse_trace(record.trace, "the tuning database"));
       sample.features = features_of_scheduled(sch.func());
-    } catch (const Error&) {
+    } catch (const schedule::TraceError&) {
       continue;  // a record this version of minic cannot replay: not a sample
     }
     sample.latency_us = record.ok() ? record.median_us : 0;

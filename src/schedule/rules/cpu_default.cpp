@@ -120,6 +120,8 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
         schedule_gemm(gemm, block, roles, target);
         sch = std::move(gemm);
         return;
+      } catch (const InternalError&) {
+        throw;  // a bug, not a refusal
       } catch (const Error&) {
         // Not tileable as a GEMM: schedule it as a plain reduction.
       }
@@ -136,6 +138,8 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
       schedule_elementwise(attempt, roles, whole_vectors ? lanes : 1, /*parallel=*/true);
     }
     sch = std::move(attempt);
+  } catch (const InternalError&) {
+    throw;  // a bug, not a refusal
   } catch (const Error&) {
     // The rule does not fit this block; it keeps its loops as they are.
   }
