@@ -125,7 +125,10 @@ class LineParser {
         case 't': value += '\t'; break;
         case 'r': value += '\r'; break;
         case 'x': {
-          if (pos_ + 2 > text_.size()) error("\\x needs two hex digits");
+          auto hex = [&](size_t at) {
+            return at < text_.size() && std::isxdigit(static_cast<unsigned char>(text_[at]));
+          };
+          if (!hex(pos_) || !hex(pos_ + 1)) error("\\x needs two hex digits");
           value += static_cast<char>(std::stoi(text_.substr(pos_, 2), nullptr, 16));
           pos_ += 2;
           break;

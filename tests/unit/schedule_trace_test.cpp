@@ -81,6 +81,12 @@ TEST_CASE("trace syntax errors name the file, line and column", "[schedule_trace
         "t.trace:1:6: expected '=' after the result names");
   CHECK(error_of([] { parse_trace("get_block(\"C)\n", "t.trace"); }) ==
         "t.trace:1:11: unterminated string");
+  CHECK(error_of([] { parse_trace("get_block(\"C\\xzz\")\n", "t.trace"); }) ==
+        "t.trace:1:15: \\x needs two hex digits");
+  CHECK(error_of([] { parse_trace("get_block(\"C\\x4\")\n", "t.trace"); }) ==
+        "t.trace:1:15: \\x needs two hex digits");
+  Trace hex = parse_trace("b = get_block(\"C\\x41\")\n");
+  CHECK(std::get<std::string>(hex.instructions[0].args[0]) == "CA");
 }
 
 TEST_CASE("a schedule records its calls and replays them to the same IR", "[schedule_trace]") {
