@@ -15,7 +15,10 @@ cmake_flags=(-DCMAKE_BUILD_TYPE=Release)
 ctest_flags=()
 if [ "${1:-}" = "--sanitize" ]; then
   build_dir=build-sanitize
-  cmake_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIC_SANITIZE=ON)
+  # -O1 -g1 (line tables only): what ASan recommends, and the build takes less than half
+  # the time of -O2 -g; the reports still name the file and line of every frame.
+  cmake_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+               -DMINIC_SANITIZE=ON)
   ctest_flags=(-L "unit|conformance")
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
