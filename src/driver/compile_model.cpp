@@ -10,7 +10,6 @@
 #include "minic/autotune/database.h"
 #include "minic/autotune/task.h"
 #include "minic/codegen/llvm.h"
-#include "minic/ops/compute.h"
 #include "minic/lower/lower.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/device.h"
@@ -39,38 +38,17 @@ struct LoweredKernels {
   std::map<const Node*, std::string> kernel_of;  // the others run their reference kernel
 };
 
-// Step 2 for one node: its kernel, or nullopt where its reference kernel runs it -- an op
-// without a compute rule, or a form of one that its rule does not cover (MaxPool's
-// Indices output, a storage-only type: NoComputeRule). Any other error is no such
-// refusal: it propagates, naming the node (and an internal error stays one).
-std::optional<loop::PrimFunc> lower_kernel(const Node& node, int opset, const Target& target) {
-  if (!can_lower(node)) return std::nullopt;
-  try {
-    return lower_node(node, opset, target);
-  } catch (const NoComputeRule&) {
-    return std::nullopt;
-  } catch (const InternalError& error) {
-    throw InternalError(fmt::format("lowering {}: {}", node.describe(), error.reason()));
-  } catch (const Error& error) {
-    throw Error(fmt::format("lowering {}: {}", node.describe(), error.what()));
-  }
-}
-
-// Step 2: lower every node, making the kernel names unique (two nodes may give the same).
+// Step 2: lower every node (lower_graph). A node it skips -- an op without a compute rule,
+// or a form of one that its rule does not cover (MaxPool's Indices output, a storage-only
+// type: NoComputeRule) -- runs its reference kernel; every other node has the function
+// lower_graph gave it, in graph order.
 LoweredKernels lower_kernels(const Graph& graph, const Target& target) {
-  LoweredKernels kernels;
-  std::set<std::string> names;
+  std::vector<const Node*> skipped;
+  LoweredKernels kernels{lower_graph(graph, target, &skipped), {}};
+  const std::set<const Node*> reference(skipped.begin(), skipped.end());
+  size_t next = 0;
   for (const Node* node : graph.nodes()) {
-    std::optional<loop::PrimFunc> func = lower_kernel(*node, graph.opset, target);
-    if (!func) continue;
-    std::string name = func->name;
-    for (int suffix = 1; names.count(name); ++suffix) {
-      name = fmt::format("{}_{}", func->name, suffix);
-    }
-    func->name = name;
-    names.insert(name);
-    kernels.kernel_of[node] = name;
-    kernels.module.functions.push_back(std::move(*func));
+    if (!reference.count(node)) kernels.kernel_of[node] = kernels.module.functions[next++].name;
   }
   return kernels;
 }

@@ -202,6 +202,10 @@ loop::LoopModule lower_graph(const Graph& graph, const Target& target,
       if (!skipped) throw;
       skipped->push_back(node);
       continue;
+    } catch (const InternalError& error) {
+      throw InternalError(fmt::format("lowering {}: {}", node->describe(), error.reason()));
+    } catch (const Error& error) {
+      throw Error(fmt::format("lowering {}: {}", node->describe(), error.what()));
     }
     std::string base = func.name;
     for (int k = 1; names.count(func.name); ++k) func.name = fmt::format("{}_{}", base, k);

@@ -56,7 +56,9 @@ loop::PrimFunc lower_node(const Node& node, int opset, const Target& target);
 
 // Every kernel of `graph` for `target`, one function per top-level node in graph order,
 // each named uniquely (a suffix _1, _2 where two nodes give the same name). A node without
-// a compute rule is an error; with `skipped`, it is left out and listed there instead.
+// a compute rule is an error; with `skipped`, it is left out and listed there instead. Any
+// other error is no such refusal: it propagates, naming the node (an InternalError stays
+// one).
 loop::LoopModule lower_graph(const Graph& graph, const Target& target,
                              std::vector<const Node*>* skipped = nullptr);
 
