@@ -17,6 +17,8 @@
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
 
+#include "driver_test_util.h"
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -102,24 +104,12 @@ autotune::TuningRecord make_record(const autotune::Task& task, const std::string
   return record;
 }
 
-std::vector<Tensor> random_inputs(const Graph& graph) {
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<Tensor> inputs;
-  for (const Value* input : graph.inputs()) {
-    Tensor tensor(input->type);
-    for (float& x : tensor.values<float>()) x = value(rng);
-    inputs.push_back(std::move(tensor));
-  }
-  return inputs;
-}
-
 // Compiles the MatMul for `target` with `records` (a path; empty: none), checks its output
 // against the interpreter's, and returns the compiled model.
 std::unique_ptr<CompiledModel> compile_and_check(const std::string& records,
                                                  const Target& target = codegen::host_target()) {
   Graph reference = matmul_graph();
-  std::vector<Tensor> inputs = random_inputs(reference);
+  std::vector<Tensor> inputs = testing::random_float_inputs(reference, 11);
   std::vector<Tensor> expected = interpret(reference, inputs);
   CompileOptions options;
   options.target = target;

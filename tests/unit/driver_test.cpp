@@ -14,6 +14,7 @@
 #include "minic/support/error.h"
 #include "minic/support/file.h"
 
+#include "driver_test_util.h"
 #include "target_test_util.h"
 
 #include <catch2/catch.hpp>
@@ -37,14 +38,7 @@ Graph graph_from_text(const std::string& text) {
 std::string check_against_interpreter(const std::string& text,
                                       const CompileOptions& options = {}) {
   Graph reference = graph_from_text(text);
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<Tensor> inputs;
-  for (const Value* input : reference.inputs()) {
-    Tensor tensor(input->type);
-    for (float& x : tensor.values<float>()) x = value(rng);
-    inputs.push_back(std::move(tensor));
-  }
+  std::vector<Tensor> inputs = testing::random_float_inputs(reference, 5);
   std::vector<Tensor> expected = interpret(reference, inputs);
   std::unique_ptr<CompiledModel> model = compile_model(graph_from_text(text), options);
   CHECK(model->stats().compiled_kernels == model->stats().kernels);
@@ -140,14 +134,7 @@ TEST_CASE("two models with different thread counts run side by side in one proce
   return %c
 })";
   Graph reference = graph_from_text(text);
-  std::mt19937 rng(6);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<Tensor> inputs;
-  for (const Value* input : reference.inputs()) {
-    Tensor tensor(input->type);
-    for (float& x : tensor.values<float>()) x = value(rng);
-    inputs.push_back(std::move(tensor));
-  }
+  std::vector<Tensor> inputs = testing::random_float_inputs(reference, 6);
   const Tensor expected = interpret(reference, inputs)[0];
 
   CompileOptions one_thread;

@@ -9,6 +9,7 @@
 //     changes what a kernel computes, and lets the default loop pipeline through.
 #include "minic/passes/pass_manager.h"
 
+#include "loop_pass_kernels.h"
 #include "loop_test_util.h"
 #include "pass_sources.h"
 #include "minic/ir/loop/parser.h"
@@ -24,23 +25,9 @@
 namespace minic {
 namespace {
 
-const char* const kMatmul = R"(
-func @matmul(A: f32[6,5], B: f32[5,7], C: f32[6,7]) {
-  for i in 0..6 {
-    for j in 0..7 {
-      for k in 0..5 {
-        block C(vi = spatial(6) i, vj = spatial(7) j, vk = reduce(5) k) {
-          reads(A[vi, vk], B[vk, vj], C[vi, vj]) writes(C[vi, vj])
-          init { C[vi, vj] = 0.0 }
-          C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-        }
-      }
-    }
-  }
+loop::LoopModule matmul_module() {
+  return loop::parse_loop_module(loop::test::kMatmul, "<matmul>");
 }
-)";
-
-loop::LoopModule matmul_module() { return loop::parse_loop_module(kMatmul, "<matmul>"); }
 
 // A toy pass: every serial loop becomes an unrolled one (what it computes is unchanged).
 class UnrollSerial : public loop::IRMutator {
