@@ -129,7 +129,8 @@ TEST_CASE("every ONNX node test with compute rules runs lowered", "[lower][onnx]
   CHECK(lowered >= 400);
 }
 
-TEST_CASE("every kernel of the light models lowers, and the small ones run", "[lower][onnx]") {
+TEST_CASE("every kernel of the light models lowers, and the small ones run",
+          "[lower][onnx][heavy]") {
   fs::path root = fs::path(MINIC_SHARED_DIR) / "onnx" / "light-models";
   ModelCounts total;
   std::vector<std::string> problems;

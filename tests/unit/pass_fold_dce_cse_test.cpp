@@ -331,7 +331,7 @@ graph g(%x: f32[4]) -> (%y: f32[4], %z: f32[4], %f: f32[4]) opset 17 {
 // dce no ConstantOfShape is left, nothing foldable remains, and the outputs are unchanged.
 // The interpreter runs each model twice, so the slowest (VGG-19, ResNet-50) are checked for
 // structure only.
-TEST_CASE("fold-constants, cse and dce on the light models", "[passes][fold][models]") {
+TEST_CASE("fold-constants, cse and dce on the light models", "[passes][fold][models][heavy]") {
   const std::string dir = MINIC_SHARED_DIR "/onnx/light-models/";
   for (const char* name : {"bvlc_alexnet", "densenet121", "inception_v1", "inception_v2",
                            "shufflenet", "squeezenet", "zfnet512", "resnet50", "vgg19"}) {

@@ -252,7 +252,7 @@ TEST_CASE("fold-conv-affine: cases that must not fold", "[passes][fold-conv-affi
 // Conv before them. The interpreter runs a model twice, which for VGG-19 and ZFNet-512 (big
 // fully connected layers) is too slow for a unit test: their Dropouts are checked by structure.
 TEST_CASE("simplify, fold-batchnorm and fold-conv-affine on the light models",
-          "[passes][models]") {
+          "[passes][models][heavy]") {
   const std::string dir = MINIC_SHARED_DIR "/onnx/light-models/";
   auto pipeline = [](Graph& graph) {
     simplify(graph);
