@@ -1,27 +1,18 @@
 // The "equivalent C" printer: PrimFunc → C source for reading (see
 // include/minic/ir/loop/c_printer.h). Course module 3.
 //
-// One recursive walk, like the loop IR printer (printer.cpp), with three differences:
-//   1. Buffers are flat: a load or store of A[i, j] indexes A[i * stride0 + j * stride1].
-//   2. Vector code runs lane by lane: a store of a vector value becomes a loop over a
-//      `lane` variable, and LaneRewriter turns its expressions into that lane's scalar
-//      expression (ramp(b, s, n) → b + lane * s, broadcast(x, n) → x).
-//   3. C names: every variable and buffer shares one C namespace, so both are bound in
-//      one scope stack; a name that is no C identifier or is reserved is rewritten first.
-// Operators take C's precedence, which differs from the loop IR text's (C puts `==` below
-// `<`); operands are parenthesised only where C needs it.
+// The C dialect of CWriter (c_writer.h), which walks the statements and expressions:
+// this file says what the function's signature, each loop kind and an allocation
+// become in plain C. A parallel loop gets `#pragma omp parallel for`; the other kinds a
+// comment; an allocation is a C array, `__shared__` in shared memory.
 //
 // Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "minic/ir/loop/c_printer.h"
 
-#include "binary_operands.h"
-#include "c_syntax.h"
-
-#include "minic/ir/loop/visitor.h"
+#include "minic/ir/loop/c_syntax.h"
+#include "minic/ir/loop/c_writer.h"
 
 #include <fmt/format.h>
-
-#include <set>
 
 namespace minic::loop {
 
@@ -29,50 +20,13 @@ namespace {
 
 using namespace c_syntax;
 
-// The scalar expression one lane of a vector expression computes, `lane` being the lane.
-class LaneRewriter : public IRMutator {
- public:
-  explicit LaneRewriter(Expr lane) : lane_(std::move(lane)) {}
-
-  Expr mutate_Ramp(const Ramp* node, const Expr&) override {
-    Expr base = mutate(node->base);
-    Expr stride = mutate(node->stride);
-    const IntImm* step = stride.as<IntImm>();
-    Expr offset = step && step->value == 1 ? lane_ : lane_ * stride;
-    const IntImm* start = base.as<IntImm>();
-    return start && start->value == 0 ? offset : base + offset;
-  }
-  Expr mutate_Broadcast(const Broadcast* node, const Expr&) override { return mutate(node->value); }
-  Expr mutate_Cast(const Cast* node, const Expr&) override {
-    return Cast::make(node->type.element(), mutate(node->value));
-  }
-  Expr mutate_Call(const Call* node, const Expr&) override {
-    bool changed = false;
-    return Call::make(node->type.element(), node->name, mutate_all(node->args, changed));
-  }
-
- private:
-  Expr lane_;
-};
-
-// The buffers a statement stores to.
-class StoredBuffers : public IRVisitor {
- public:
-  std::set<const BufferNode*> stored;
-  void visit_Store(const Store* node) override {
-    stored.insert(node->buffer.get());
-    IRVisitor::visit_Store(node);
-  }
-};
-
-class CPrinter {
+class CPrinter : public CWriter {
  public:
   std::string function(const PrimFunc& f) {
-    StoredBuffers stores;
-    stores.visit(f.body);
+    std::set<const BufferNode*> stored = stored_buffers(f.body);
     std::vector<std::string> params;
     for (const Buffer& param : f.params) {
-      std::string qualifier = stores.stored.count(param.get()) ? "" : "const ";
+      std::string qualifier = stored.count(param.get()) ? "" : "const ";
       params.push_back(fmt::format("{}{}* restrict {}", qualifier, c_type(param->dtype),
                                    bind(param.get(), param->name)));
     }
@@ -84,204 +38,7 @@ class CPrinter {
   }
 
  private:
-  // --- names --------------------------------------------------------------------------------
-
-  std::string bind(const void* node, const std::string& own) {
-    std::string base = c_identifier(own);
-    std::string name = base;
-    for (int suffix = 1; taken(name); ++suffix) name = fmt::format("{}_{}", base, suffix);
-    names_.emplace_back(node, name);
-    return name;
-  }
-  bool taken(const std::string& name) const {
-    for (const auto& entry : names_) {
-      if (entry.second == name) return true;
-    }
-    return false;
-  }
-  std::string lookup(const void* node, const std::string& own) const {
-    for (auto it = names_.rbegin(); it != names_.rend(); ++it) {
-      if (it->first == node) return it->second;
-    }
-    return c_identifier(own);
-  }
-
-  // --- expressions --------------------------------------------------------------------------
-
-  std::string operand(const Expr& e, int least) {
-    auto [text, precedence] = expr(e);
-    return precedence < least ? "(" + text + ")" : text;
-  }
-  std::string text(const Expr& e) { return expr(e).first; }
-
-  std::string args(const std::vector<Expr>& exprs) {
-    std::vector<std::string> parts;
-    for (const Expr& e : exprs) parts.push_back(text(e));
-    return fmt::format("{}", fmt::join(parts, ", "));
-  }
-
-  std::string access(const Buffer& buffer, const std::vector<Expr>& indices) {
-    return lookup(buffer.get(), buffer->name) + "[" + text(flat_index(*buffer, indices)) + "]";
-  }
-
-  // The C text of `e` and its precedence.
-  std::pair<std::string, int> expr(const Expr& e) {
-    if (std::optional<COp> op = c_operator(e); op && is_binary(e.kind())) {
-      auto [a, b] = binary_operands(e);
-      // C's relational and equality operators are left-associative, but a chain of them
-      // is never what a reader expects: both operands of a comparison bind tighter.
-      bool compare = op->precedence == kEquality || op->precedence == kRelational;
-      std::string lhs = operand(*a, compare ? op->precedence + 1 : op->precedence);
-      return {lhs + " " + op->symbol + " " + operand(*b, op->precedence + 1), op->precedence};
-    }
-    switch (e.kind()) {
-      case ExprKind::IntImm: return int_literal(e.as<IntImm>()->value, e.type().dtype);
-      case ExprKind::FloatImm: return float_literal(e.as<FloatImm>()->value, e.type().dtype);
-      case ExprKind::Var: return {lookup(e.get(), e.as<Var>()->name), kAtom};
-      case ExprKind::Not: return {"!" + operand(e.as<Not>()->a, kUnary), kUnary};
-      case ExprKind::Mod: {  // float remainder: fmodf
-        auto [a, b] = binary_operands(e);
-        return {c_function("fmod", e.type().dtype) + "(" + args({*a, *b}) + ")", kAtom};
-      }
-      case ExprKind::Min:
-      case ExprKind::Max:
-      case ExprKind::FloorDiv:
-      case ExprKind::FloorMod: {
-        auto [a, b] = binary_operands(e);
-        return {prelude_function(e.kind()) + "(" + args({*a, *b}) + ")", kAtom};
-      }
-      case ExprKind::Select: {
-        const Select* node = e.as<Select>();
-        return {fmt::format("({} ? {} : {})", operand(node->condition, kOr),
-                            operand(node->true_value, kOr), operand(node->false_value, kOr)),
-                kAtom};
-      }
-      case ExprKind::Cast:
-        return {fmt::format("({}){}", c_type(e.type().dtype), operand(e.as<Cast>()->value, kUnary)),
-                kUnary};
-      case ExprKind::Load: return {access(e.as<Load>()->buffer, e.as<Load>()->indices), kAtom};
-      case ExprKind::Call: {
-        const Call* node = e.as<Call>();
-        if (node->name == "barrier") return {"__syncthreads()", kAtom};
-        return {c_function(node->name, e.type().dtype) + "(" + args(node->args) + ")", kAtom};
-      }
-      // Vector forms outside a vector store: shown as the loop IR writes them.
-      case ExprKind::Ramp: {
-        const Ramp* node = e.as<Ramp>();
-        return {fmt::format("ramp({}, {}, {})", text(node->base), text(node->stride), node->lanes),
-                kAtom};
-      }
-      case ExprKind::Broadcast: {
-        const Broadcast* node = e.as<Broadcast>();
-        return {fmt::format("broadcast({}, {})", text(node->value), node->lanes), kAtom};
-      }
-      default: break;  // the binary operators, handled above
-    }
-    return {"?", kAtom};
-  }
-
-  // --- statements ---------------------------------------------------------------------------
-
-  void line(const std::string& text) {
-    out_.append(2 * indent_, ' ');
-    out_ += text;
-    out_ += '\n';
-  }
-  void indented(const Stmt& body) {
-    ++indent_;
-    stmt(body);
-    --indent_;
-  }
-
-  void stmt(const Stmt& s) {
-    if (!s) return;
-    switch (s.kind()) {
-      case StmtKind::For: return for_loop(s.as<For>());
-      case StmtKind::Block: return block(s.as<Block>());
-      case StmtKind::Store: return store(s.as<Store>());
-      case StmtKind::Allocate: {
-        const Allocate* node = s.as<Allocate>();
-        size_t depth = names_.size();
-        line("{");
-        ++indent_;
-        declare_array(node->buffer);
-        stmt(node->body);
-        --indent_;
-        line("}");
-        names_.resize(depth);
-        return;
-      }
-      case StmtKind::Seq:
-        for (const Stmt& part : s.as<Seq>()->stmts) stmt(part);
-        return;
-      case StmtKind::IfThenElse: {
-        const IfThenElse* node = s.as<IfThenElse>();
-        line("if (" + text(node->condition) + ") {");
-        indented(node->then_case);
-        if (node->else_case) {
-          line("} else {");
-          indented(node->else_case);
-        }
-        line("}");
-        return;
-      }
-      case StmtKind::Evaluate: return evaluate(s.as<Evaluate>());
-    }
-  }
-
-  // `body` once per lane of a vector `lanes` wide, with `rewrite` giving a lane's scalars.
-  template <typename Body>
-  void per_lane(int lanes, const char* what, Body&& body) {
-    Expr lane = Var::make("lane");
-    size_t depth = names_.size();
-    std::string name = bind(lane.get(), "lane");
-    line(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{  // the {1} lanes of a {2}", name,
-                     lanes, what));
-    ++indent_;
-    LaneRewriter rewrite(lane);
-    body(rewrite);
-    --indent_;
-    line("}");
-    names_.resize(depth);
-  }
-
-  void store(const Store* node) {
-    if (node->value.type().lanes == 1) {
-      line(access(node->buffer, node->indices) + " = " + text(node->value) + ";");
-      return;
-    }
-    per_lane(node->value.type().lanes, "vector store", [&](LaneRewriter& rewrite) {
-      std::vector<Expr> indices;
-      for (const Expr& index : node->indices) indices.push_back(rewrite.mutate(index));
-      line(access(node->buffer, indices) + " = " + text(rewrite.mutate(node->value)) + ";");
-    });
-  }
-
-  void evaluate(const Evaluate* node) {
-    const Call* call = node->value.as<Call>();
-    if (call && call->name == "barrier") {
-      line("__syncthreads();  // barrier: every thread of the block waits here");
-    } else if (node->value.type().lanes == 1) {
-      line(text(node->value) + ";");
-    } else {
-      per_lane(node->value.type().lanes, "vector",
-               [&](LaneRewriter& rewrite) { line(text(rewrite.mutate(node->value)) + ";"); });
-    }
-  }
-
-  void for_loop(const For* node) {
-    std::string min = text(node->min);
-    std::string end;
-    const IntImm* lo = node->min.as<IntImm>();
-    const IntImm* size = node->extent.as<IntImm>();
-    int64_t sum = 0;
-    if (lo && lo->value == 0) {
-      end = operand(node->extent, kRelational + 1);
-    } else if (lo && size && !__builtin_add_overflow(lo->value, size->value, &sum)) {
-      end = fmt::format("{}", sum);
-    } else {
-      end = operand(node->min + node->extent, kRelational + 1);
-    }
+  void for_loop(const For* node) override {
     std::string comment;
     switch (node->for_kind) {
       case ForKind::serial: break;
@@ -293,16 +50,10 @@ class CPrinter {
     for (const auto& [key, value] : node->annotations) {
       comment += fmt::format("{}{}={}", comment.empty() ? "" : ", ", key, value);
     }
-    size_t depth = names_.size();
-    std::string var = bind(node->var.get(), node->var.as<Var>()->name);
-    std::string header = fmt::format("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", var, min, end);
-    line(comment.empty() ? header : header + "  // " + comment);
-    indented(node->body);
-    line("}");
-    names_.resize(depth);
+    c_loop(node, comment);
   }
 
-  void declare_array(const Buffer& buffer) {
+  void declare_array(const Buffer& buffer) override {
     std::string name = bind(buffer.get(), buffer->name);
     std::string prefix = buffer->scope == MemoryScope::shared ? "__shared__ " : "";
     std::string dims;
@@ -314,56 +65,6 @@ class CPrinter {
     line(fmt::format("{}{} {}[{}];  // {}{}{}", prefix, c_type(buffer->dtype), name, length, scope,
                      scope.empty() ? "" : " ", dims.empty() ? "a scalar" : dims));
   }
-
-  void block(const Block* node) {
-    std::vector<std::string> spatial, reduce, bindings;
-    for (const IterVar& iter : node->iter_vars) bindings.push_back(text(iter.binding));
-    size_t depth = names_.size();
-    std::vector<std::string> declarations;
-    std::vector<std::string> reduce_is_zero;
-    for (size_t k = 0; k < node->iter_vars.size(); ++k) {
-      const IterVar& iter = node->iter_vars[k];
-      std::string name = bind(iter.var.get(), iter.var.as<Var>()->name);
-      declarations.push_back(fmt::format("const int64_t {} = {};", name, bindings[k]));
-      (iter.kind == IterKind::spatial ? spatial : reduce).push_back(name);
-      if (iter.kind == IterKind::reduce) reduce_is_zero.push_back(name + " == 0");
-    }
-    std::string comment = "// block " + node->name;
-    if (!spatial.empty()) comment += fmt::format(": spatial {}", fmt::join(spatial, ", "));
-    if (!reduce.empty()) {
-      comment += fmt::format("{} reduce {}", spatial.empty() ? ":" : ";", fmt::join(reduce, ", "));
-    }
-    line(comment);
-    line("{");
-    ++indent_;
-    for (const std::string& declaration : declarations) line(declaration);
-    for (const Buffer& buffer : node->alloc_buffers) declare_array(buffer);
-    if (node->predicate) {
-      line("if (" + text(node->predicate) + ") {  // the block's predicate");
-      ++indent_;
-    }
-    if (node->init && !reduce_is_zero.empty()) {
-      line(fmt::format("if ({}) {{  // init: the first step of the reduction",
-                       fmt::join(reduce_is_zero, " && ")));
-      indented(node->init);
-      line("}");
-    } else if (node->init) {
-      line("// init");
-      stmt(node->init);
-    }
-    stmt(node->body);
-    if (node->predicate) {
-      --indent_;
-      line("}");
-    }
-    --indent_;
-    line("}");
-    names_.resize(depth);
-  }
-
-  std::string out_;
-  int indent_ = 0;
-  std::vector<std::pair<const void*, std::string>> names_;
 };
 
 }  // namespace

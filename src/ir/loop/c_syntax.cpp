@@ -6,7 +6,7 @@
 // no literal depends on the width of C's int.
 //
 // Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
-#include "c_syntax.h"
+#include "minic/ir/loop/c_syntax.h"
 
 #include "text_syntax.h"
 

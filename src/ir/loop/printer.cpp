@@ -17,7 +17,7 @@
 // Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "minic/ir/loop/printer.h"
 
-#include "binary_operands.h"
+#include "minic/ir/loop/binary_operands.h"
 #include "text_syntax.h"
 
 #include "minic/tensor/tensor.h"

@@ -1,4 +1,6 @@
-// The pieces of C the equivalent-C printer (c_printer.cpp) writes. Course module 3.
+// The pieces of C that printed code is made of: identifiers, types, operators, literals,
+// flat indices. Course module 3. The equivalent-C printer (src/ir/loop/c_printer.cpp)
+// and the CUDA back end (src/codegen/cuda/) both write them.
 //
 // Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #pragma once
