@@ -97,8 +97,10 @@ bool is_strided_pointwise(const ConvAttributes& a) {
 }
 
 // The flattened position count that column tiles divide: one vector of the target's f32
-// lanes (16 with AVX-512, 8 with AVX2), as the schedule rules count them.
+// lanes (16 with AVX-512, 8 with AVX2), as the schedule rules count them. A GPU's rules
+// spread positions over threads, with a guard for the last block: no padding (1).
 int64_t position_multiple(const ComputeContext& ctx) {
+  if (ctx.target().is_cuda()) return 1;
   return ctx.target().vector_lanes(DType::f32);
 }
 

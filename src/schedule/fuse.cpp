@@ -24,7 +24,8 @@
 //   1. The fused loop's variable, named after the loops (i.j.fused), runs over the
 //      product of the extents.
 //   2. Loop k is the digit floormod(floordiv(fused, e_k+1 * ... * e_n), e_k): the outermost
-//      leaves out the floormod, the innermost the floordiv, an extent 1 gives 0.
+//      leaves out the floormod (so does a loop whose outer loops all have extent 1), the
+//      innermost the floordiv, an extent 1 gives 0.
 //   3. Substitute the digits in the innermost loop's body and put the fused serial loop
 //      where the outermost loop was. The order of iterations is unchanged.
 //
@@ -99,7 +100,9 @@ Expr fuse(PrimFunc& func, const std::vector<Expr>& loops) {
     if (k + 1 < nest.size() && inner_product > 1) {
       digit = loop::FloorDiv::make(digit, IntImm::make(inner_product));
     }
-    if (k > 0) digit = loop::FloorMod::make(digit, IntImm::make(extents[k]));
+    // The floormod is needed only where an outer loop runs more than once.
+    bool outer_runs = total / (static_cast<__int128>(inner_product) * extents[k]) > 1;
+    if (k > 0 && outer_runs) digit = loop::FloorMod::make(digit, IntImm::make(extents[k]));
     if (extents[k] == 1) digit = IntImm::make(0);
     digits[nest[k]->var.as<loop::Var>()] = digit;
     inner_product *= extents[k];

@@ -20,6 +20,7 @@ namespace minic {
 namespace {
 
 constexpr int64_t kKiB = 1024;
+constexpr const char* kDefaultCudaArch = "sm_90";
 
 // The architectures of the CUDA table, with the numbers of each one's flagship part. Shared
 // memory per block is the opt-in maximum (the default without opting in is 48 KiB).
@@ -194,9 +195,8 @@ TargetSpec parse_target_spec(std::string_view text) {
       has_mattr = true;
     }
   }
-  if (spec.kind == TargetKind::cuda && spec.arch.empty()) {
-    fail("{}: a cuda target needs -arch=sm_XX ({})", where, fmt::join(cuda_architectures(), ", "));
-  }
+  // `cuda` alone is Hopper's sm_90: the GPU of the course's machines (an H200).
+  if (spec.kind == TargetKind::cuda && spec.arch.empty()) spec.arch = kDefaultCudaArch;
   return spec;
 }
 

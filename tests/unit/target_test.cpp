@@ -41,7 +41,7 @@ TEST_CASE("a bad target text is an error naming the word that is wrong", "[targe
   CHECK_THROWS_WITH(parse_target_spec("llvm -mcpu=a -mcpu=b"), Contains("'-mcpu' is given twice"));
   CHECK_THROWS_WITH(parse_target_spec("llvm -mattr=avx2"),
                     Contains("'avx2' in -mattr is not +FEATURE or -FEATURE"));
-  CHECK_THROWS_WITH(parse_target_spec("cuda"), Contains("a cuda target needs -arch=sm_XX"));
+  CHECK(parse_target_spec("cuda").arch == "sm_90");
   CHECK_THROWS_WITH(cuda_target("sm_75"), Contains("no architecture 'sm_75'") &&
                                               Contains("sm_80, sm_86, sm_89, sm_90, sm_90a"));
   CHECK_THROWS_WITH(parse_target("llvm -mcpu=no-such-cpu"),

@@ -8,6 +8,9 @@
 // is also a trace, printable and replayable like a tuned one. The tile sizes are the
 // target's: vector tiles of its vector registers' lanes, register tiles that fit them.
 //
+// For a CUDA target the rules are those of src/schedule/rules/gpu_default.cpp: every
+// kernel's output elements spread over thread blocks.
+//
 // Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
 #pragma once
 
@@ -22,5 +25,15 @@ loop::PrimFunc default_cpu_schedule(loop::PrimFunc func, const Target& target);
 
 // The trace default_cpu_schedule applies to `func` (empty when no rule applies).
 Trace default_cpu_trace(const loop::PrimFunc& func, const Target& target);
+
+// The kernel with the default GPU schedule (src/schedule/rules/gpu_default.cpp) for
+// `target`, a CUDA target: one thread per output element, 256 threads a block.
+loop::PrimFunc default_gpu_schedule(loop::PrimFunc func, const Target& target);
+Trace default_gpu_trace(const loop::PrimFunc& func, const Target& target);
+
+// The default schedule for `target`, whatever its kind: the GPU rules for a CUDA target,
+// the CPU rules otherwise.
+loop::PrimFunc default_schedule(loop::PrimFunc func, const Target& target);
+Trace default_trace(const loop::PrimFunc& func, const Target& target);
 
 }  // namespace minic::schedule

@@ -19,6 +19,7 @@
 //   llvm -mcpu=x86-64-v3                   a CPU by its LLVM name (AVX2: 32-byte vectors)
 //   llvm -mcpu=znver4 -mattr=-avx512f      the same with features removed (+F adds one)
 //   cuda -arch=sm_90a                      an NVIDIA GPU by its architecture
+//   cuda                                   the same as cuda -arch=sm_90 (Hopper)
 //
 // str() prints a target deterministically (`llvm -mcpu=NAME`, ` -mattr=...` where the
 // features differ from the CPU's own, sorted), and parsing that text gives the target back.
@@ -114,8 +115,8 @@ struct TargetSpec {
 };
 
 // Reads `text`. Error naming the text and the word that is wrong: an unknown kind, an
-// option the kind does not take, one without its value or given twice, a CUDA target
-// without -arch.
+// option the kind does not take, one without its value or given twice. A CUDA target
+// without -arch is sm_90.
 TargetSpec parse_target_spec(std::string_view text);
 
 // The CUDA target of an architecture of the table (cuda_architectures()): the numbers of

@@ -1,0 +1,85 @@
+// The default GPU schedule: a sound CUDA schedule for every kernel, without tuning.
+//
+// Course module 4 (schedules) and module 6 (the GPU). The GPU runs thousands of threads at
+// once; the first thing a kernel needs is one thread per output element. So each block of
+// a lowered kernel gets the same rule, through a Schedule (its result is a trace like a
+// tuned one):
+//
+//   1. the loops feeding spatial iteration variables go outside those feeding reductions
+//      (reorder), as lowering already places them;
+//   2. the spatial loops are fused into one loop over every output element;
+//   3. that loop is split into thread blocks of kThreadsPerBlock threads (a guard covers
+//      the last, partial block) and the two parts are bound to blockIdx.x and threadIdx.x.
+//
+// A reduction then runs serially in its thread, one output per thread: right for softmax
+// rows and pooling windows of moderate size, far from the GPU's peak for GEMM and
+// convolution, whose tiled rules (shared memory, register tiles) build on this one. A
+// block whose loops feed both kinds of variables, or that has no loop, keeps its loops
+// and runs as a launch of one thread (the CUDA back end's rule for unbound host code).
+//
+// Chapter: docs/module6-cuda.md#the-default-gpu-schedule
+#include "minic/schedule/rules.h"
+
+#include "minic/schedule/block_roles.h"
+#include "minic/schedule/primitives.h"
+#include "minic/schedule/schedule.h"
+#include "minic/support/error.h"
+
+#include <algorithm>
+
+namespace minic::schedule {
+namespace {
+
+// Threads per block: a multiple of the warp (32) that keeps several blocks resident on
+// one SM of every architecture minic targets.
+constexpr int64_t kThreadsPerBlock = 256;
+
+void schedule_block(Schedule& sch, const std::string& name) {
+  Schedule attempt = sch;
+  try {
+    BlockRef block = attempt.get_block(name);
+    std::vector<LoopRef> loops = attempt.get_loops(block);
+    LoopRoles roles = loop_roles(attempt, block, loops);
+    if (roles.mixed || roles.spatial.empty()) return;
+    std::vector<LoopRef> order = roles.spatial;
+    order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
+    bool in_order = order.size() == loops.size() &&
+                    std::equal(order.begin(), order.end(), loops.begin(),
+                               [](const LoopRef& a, const LoopRef& b) { return a.var == b.var; });
+    if (!in_order) attempt.reorder(order);
+    LoopRef outputs = roles.spatial.size() == 1 ? roles.spatial[0] : attempt.fuse(roles.spatial);
+    int64_t extent = extent_of(attempt, outputs);
+    if (extent <= 0) return;
+    int64_t threads = std::min(extent, kThreadsPerBlock);
+    std::vector<LoopRef> parts = attempt.split(outputs, {-1, threads});
+    attempt.bind(parts[0], "blockIdx.x");
+    attempt.bind(parts[1], "threadIdx.x");
+    sch = std::move(attempt);
+  } catch (const InternalError&) {
+    throw;  // a bug, not a refusal
+  } catch (const Error&) {
+    // The rule does not fit this block; it keeps its loops and runs in one thread.
+  }
+}
+
+void check_cuda(const Target& target) {
+  if (!target.is_cuda()) fail("target {}: the default GPU rules need a CUDA target", target.str());
+}
+
+}  // namespace
+
+Trace default_gpu_trace(const loop::PrimFunc& func, const Target& target) {
+  check_cuda(target);
+  Schedule sch(func);
+  for (const std::string& name : get_block_names(func)) schedule_block(sch, name);
+  return sch.trace();
+}
+
+loop::PrimFunc default_gpu_schedule(loop::PrimFunc func, const Target& target) {
+  check_cuda(target);
+  Schedule sch(func);
+  for (const std::string& name : get_block_names(func)) schedule_block(sch, name);
+  return sch.func();
+}
+
+}  // namespace minic::schedule
