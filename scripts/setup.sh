@@ -11,7 +11,8 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libxgboost-dev graphviz
 )
-PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime matplotlib)
+# nvidia-cuda-nvrtc: NVRTC for the CUDA back end's tests where there is no CUDA toolkit.
+PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime matplotlib nvidia-cuda-nvrtc==13.0.88)
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -27,7 +28,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PYTHON="${PYTHON:-python3}"
-if ! "$PYTHON" -c 'import numpy, onnx, onnxruntime, matplotlib; assert onnx.__version__ == "1.22.0"' 2>/dev/null; then
+if ! "$PYTHON" -c 'import numpy, onnx, onnxruntime, matplotlib, importlib.metadata as m
+assert onnx.__version__ == "1.22.0" and m.version("nvidia-cuda-nvrtc") == "13.0.88"' 2>/dev/null; then
   echo "setup: installing ${PY_PACKAGES[*]} for $PYTHON"
   "$PYTHON" -m pip install -q "${PY_PACKAGES[@]}" 2>/dev/null ||
     "$PYTHON" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"

@@ -5,6 +5,7 @@
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "minic/driver/compile.h"
 
+#include "cuda_code.h"
 #include "execution_plan.h"
 #include "shared_library.h"
 #include "minic/autotune/database.h"
@@ -12,6 +13,7 @@
 #include "minic/codegen/llvm.h"
 #include "minic/lower/lower.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/runtime/cuda_driver.h"
 #include "minic/runtime/device.h"
 #include "minic/runtime/thread_pool.h"
 #include "minic/schedule/rules.h"
@@ -73,7 +75,7 @@ loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* re
       }
     }
   }
-  return schedule::default_cpu_schedule(std::move(func), target);
+  return schedule::default_schedule(std::move(func), target);
 }
 
 // Step 3: schedule every kernel, by its record (options.records, read once) or the
@@ -117,20 +119,61 @@ std::unique_ptr<codegen::CompiledModule> generate_code(const loop::LoopModule& k
   return code;
 }
 
+// The calls of the compiled kernels, by name: LLVM's entry points, or for a CUDA target the
+// emulated kernels (a kernel the CUDA back end refused has none: it runs its reference
+// kernel).
+using KernelCalls = std::map<std::string, runtime::KernelCall>;
+
+KernelCalls llvm_calls(const codegen::CompiledModule& code) {
+  KernelCalls calls;
+  for (const std::string& name : code.function_names()) calls[name] = code.find(name);
+  return calls;
+}
+
+// On `gpu` (its module loaded), or emulated where it is null. A kernel the back end refused
+// has no call: its node runs its reference kernel.
+KernelCalls cuda_calls(const loop::LoopModule& kernels, const CudaProgram& program,
+                       runtime::CudaDevice* gpu) {
+  KernelCalls calls;
+  if (gpu) {
+    for (const codegen::CudaFunction& function : program.module.functions) {
+      calls[function.name] = gpu_kernel_call(*gpu, function);
+    }
+    return calls;
+  }
+  for (const loop::PrimFunc& func : kernels.functions) {
+    if (!program.refused.count(func.name)) calls[func.name] = emulated_kernel_call(func);
+  }
+  return calls;
+}
+
+// GPU 0 with the program's cubin loaded (its PTX where the cubin is for another
+// architecture), or null where there is no CUDA driver.
+std::unique_ptr<runtime::CudaDevice> open_gpu(const CudaProgram& program) {
+  if (!cuda_driver_version()) return nullptr;
+  std::unique_ptr<runtime::CudaDevice> gpu = runtime::CudaDevice::open();
+  try {
+    gpu->load_module(program.binary->cubin);
+  } catch (const Error&) {
+    gpu->load_module(program.binary->ptx);
+  }
+  return gpu;
+}
+
 // Step 6: the execution plan, a step per node: its compiled kernel, or its reference
-// kernel where it did not lower.
+// kernel where it did not lower (or its kernel has no call).
 runtime::ExecutionPlan plan_execution(const Graph& graph, const LoweredKernels& kernels,
-                                      const codegen::CompiledModule& code,
-                                      CompileStats& stats) {
+                                      const KernelCalls& calls, CompileStats& stats) {
   std::map<const Node*, runtime::PlanStep> steps;
   std::set<std::string> reference_ops;
   for (const Node* node : graph.nodes()) {
     runtime::PlanStep step;
     step.op = node->op;
     auto it = kernels.kernel_of.find(node);
-    if (it != kernels.kernel_of.end()) {
+    auto call = it == kernels.kernel_of.end() ? calls.end() : calls.find(it->second);
+    if (call != calls.end()) {
       step.kernel = it->second;
-      step.call = code.find(it->second);
+      step.call = call->second;
       ++stats.compiled_kernels;
     } else {
       step.kernel = kernel_name(*node);
@@ -161,27 +204,79 @@ CompiledModel::CompiledModel(Graph graph, loop::LoopModule kernels,
 
 CompiledModel::~CompiledModel() = default;
 
+void CompiledModel::set_cuda(CudaProgram program, std::string cannot_run) {
+  cuda_ = std::move(program);
+  cannot_run_ = std::move(cannot_run);
+}
+
+const codegen::CompiledModule& CompiledModel::code() const {
+  if (!code_) fail("the model was compiled for {}: it has CUDA code, not LLVM code", target_.str());
+  return *code_;
+}
+
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs,
                                        std::vector<runtime::StepProfile>* profile) {
-  if (!checked_target_) {
+  if (!cannot_run_.empty()) fail("{}", cannot_run_);
+  if (!checked_target_ && target_.is_cpu()) {
     codegen::check_runs_here(target_);
     checked_target_ = true;
   }
   return executor_.run(inputs, profile);
 }
 
+namespace {
+
+// Step 5 for a CUDA target, then step 6 and the model: the CUDA program (compiled by
+// NVRTC unless emulated), the plan, and the device: GPU 0 with the cubin loaded, or the
+// host for the emulated kernels (or, with no CUDA driver, a model that says it cannot run).
+std::unique_ptr<CompiledModel> finish_cuda_model(Graph graph, LoweredKernels kernels,
+                                                 const CompileOptions& options,
+                                                 CompileStats& stats, Clock::time_point start) {
+  auto codegen_start = Clock::now();
+  CudaProgram program = generate_cuda_code(kernels.module, options.target, !options.emulate);
+  stats.codegen_ms = ms_since(codegen_start);
+  std::unique_ptr<runtime::CudaDevice> gpu = options.emulate ? nullptr : open_gpu(program);
+  runtime::ExecutionPlan plan =
+      plan_execution(graph, kernels, cuda_calls(kernels.module, program, gpu.get()), stats);
+  std::string cannot_run;
+  if (!options.emulate && !gpu) {
+    cannot_run = fmt::format("target {}: no CUDA driver (libcuda.so.1) on this machine, so the "
+                             "kernels cannot run here; `minic compile` writes them, and "
+                             "--emulate runs their GPU schedules on the loop interpreter",
+                             options.target.str());
+  }
+  std::unique_ptr<runtime::Device> device;
+  if (gpu) {
+    device = std::move(gpu);
+  } else {
+    device = std::make_unique<runtime::HostDevice>(options.threads);
+  }
+  stats.compile_ms = ms_since(start);
+  auto model = std::make_unique<CompiledModel>(std::move(graph), std::move(kernels.module),
+                                               nullptr, std::move(plan), std::move(device),
+                                               std::move(stats), options.target);
+  model->set_cuda(std::move(program), std::move(cannot_run));
+  return model;
+}
+
+}  // namespace
+
 std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& options) {
   auto start = Clock::now();
-  if (options.target.is_cuda()) {
-    fail("target {}: the CUDA back end is not built yet", options.target.str());
+  if (options.emulate && !options.target.is_cuda()) {
+    fail("--emulate runs the GPU schedules of a CUDA target; target {} is a CPU",
+         options.target.str());
   }
   CompileStats stats;
   run_passes(graph, options.graph_passes);                               // 1. graph passes
   LoweredKernels kernels = lower_kernels(graph, options.target);         // 2. lowering
   schedule_kernels(kernels.module, options, stats);                      // 3. scheduling
   run_passes(kernels.module, options.loop_passes, options.loop_pass_options);  // 4. loop passes
+  if (options.target.is_cuda()) {                                        // 5-6. for the GPU
+    return finish_cuda_model(std::move(graph), std::move(kernels), options, stats, start);
+  }
   auto code = generate_code(kernels.module, options, stats);             // 5. code generation
-  runtime::ExecutionPlan plan = plan_execution(graph, kernels, *code, stats);  // 6. planning
+  runtime::ExecutionPlan plan = plan_execution(graph, kernels, llvm_calls(*code), stats);  // 6.
   stats.compile_ms = ms_since(start);
   return std::make_unique<CompiledModel>(std::move(graph), std::move(kernels.module),
                                          std::move(code), std::move(plan),

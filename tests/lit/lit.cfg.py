@@ -22,6 +22,9 @@ config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), 
 config.environment["PATH"] = os.pathsep.join(
     [config.minic_bin_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])
 
+# NVRTC for `--emit ptx` and `minic compile --target cuda` (tests/CMakeLists.txt finds it).
+config.environment["MINIC_NVRTC"] = config.nvrtc
+
 # Tests that run Graphviz (`minic viz -o FILE.svg`) say `REQUIRES: graphviz`.
 if shutil.which("dot"):
     config.available_features.add("graphviz")

@@ -44,6 +44,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -131,16 +132,59 @@ inline std::vector<fs::path> numbered_files(const fs::path& dir, const std::stri
 
 // How a graph runs after its passes: "interp" (the reference interpreter) or "llvm"
 // (compile_model for `target` with no further graph passes, then the compiled code).
-inline std::vector<Tensor> run_on_backend(Graph graph, const std::vector<Tensor>& inputs,
-                                          const std::string& backend,
-                                          const Target& target = codegen::host_target()) {
+// The architectures the nvrtc backend compiles every model for.
+inline const std::vector<std::string> kNvrtcArchitectures = {"sm_90", "sm_90a"};
+
+// Error naming the kernels whose ptxas report (NVRTC's log with --ptxas-options=-v) shows
+// spill stores or loads: registers that did not suffice.
+inline void check_no_spills(const std::string& log, const std::string& arch) {
+  std::istringstream lines(log);
+  std::string line, kernel, spilling;
+  while (std::getline(lines, line)) {
+    if (size_t at = line.find("Compiling entry function '"); at != std::string::npos) {
+      size_t begin = at + 26;
+      kernel = line.substr(begin, line.find('\'', begin) - begin);
+    }
+    bool spills = (line.find("bytes spill stores") != std::string::npos ||
+                   line.find("bytes spill loads") != std::string::npos) &&
+                  (line.find(" 0 bytes spill stores") == std::string::npos ||
+                   line.find(" 0 bytes spill loads") == std::string::npos);
+    if (spills) spilling += (spilling.empty() ? "" : ", ") + kernel;
+  }
+  if (!spilling.empty()) fail("{}: ptxas spills registers in {}", arch, spilling);
+}
+
+// The model's outputs on `backend`: interp, llvm (for `target`, a CPU), emulate (the GPU
+// schedules for `target`, a CUDA target, on the loop interpreter) or nvrtc (the CUDA C
+// compiled by NVRTC for kNvrtcArchitectures, without spills: nothing runs, so nullopt).
+inline std::optional<std::vector<Tensor>> run_on_backend(Graph graph,
+                                                         const std::vector<Tensor>& inputs,
+                                                         const std::string& backend,
+                                                         const Target& target) {
   if (backend == "interp") return interpret(graph, inputs);
-  if (backend != "llvm") fail("--backend: '{}' is not interp or llvm", backend);
   CompileOptions options;
   options.target = target;
   options.graph_passes = {};
+  if (backend == "emulate" || backend == "nvrtc") {
+    if (!target.is_cuda()) fail("--backend {} needs a CUDA --target", backend);
+    options.emulate = true;  // the CUDA C without NVRTC; the nvrtc backend compiles it below
+  } else if (backend != "llvm") {
+    fail("--backend: '{}' is not interp, llvm, emulate or nvrtc", backend);
+  }
   std::unique_ptr<CompiledModel> model = compile_model(std::move(graph), options);
-  return model->run(inputs);
+  if (backend != "nvrtc") return model->run(inputs);
+  for (const std::string& arch : kNvrtcArchitectures) {
+    codegen::CudaBinary binary = codegen::compile_cuda(model->cuda()->module.source, arch, true);
+    check_no_spills(binary.log, arch);
+  }
+  return std::nullopt;
+}
+
+// The target a backend compiles for when --target is not given: this machine's CPU, or
+// for emulate and nvrtc the GPU of `cuda` (sm_90).
+inline Target default_target(const std::string& backend) {
+  if (backend == "emulate" || backend == "nvrtc") return parse_target("cuda");
+  return codegen::host_target();
 }
 
 struct NodeOptions {
@@ -151,6 +195,7 @@ struct NodeOptions {
   bool verbose = false;
   std::string passes = "none";
   std::string backend = "interp";
+  std::string target;  // empty: default_target(backend)
 };
 
 int run_node_tests(const NodeOptions& options);

@@ -22,8 +22,14 @@ int main(int argc, char** argv) {
   node_command->add_option("--passes", node.passes,
                            "Graph passes to run after import: 'default' (the default "
                            "pipeline), 'none' (the default) or a,b,c");
-  node_command->add_option("--backend", node.backend, "interp (the default) or llvm")
-      ->check(CLI::IsMember({"interp", "llvm"}));
+  node_command
+      ->add_option("--backend", node.backend,
+                   "interp (the default), llvm, emulate (the GPU schedules on the loop "
+                   "interpreter) or nvrtc (the CUDA C compiled for sm_90 and sm_90a, no spills)")
+      ->check(CLI::IsMember({"interp", "llvm", "emulate", "nvrtc"}));
+  node_command->add_option("--target", node.target,
+                           "The target to compile for (default: this machine's CPU; 'cuda' "
+                           "for emulate and nvrtc)");
 
   std::string light_dir;
   CLI::App* light_command =
@@ -35,12 +41,14 @@ int main(int argc, char** argv) {
                             "pipeline; then ConstantOfShape, BatchNormalization, Dropout and "
                             "Identity must all be gone), 'none' (the default) or a,b,c");
   std::string light_backend = "interp";
-  light_command->add_option("--backend", light_backend, "interp (the default) or llvm")
-      ->check(CLI::IsMember({"interp", "llvm"}));
-  std::string light_target = "llvm";
+  light_command
+      ->add_option("--backend", light_backend, "interp (the default), llvm, emulate or nvrtc")
+      ->check(CLI::IsMember({"interp", "llvm", "emulate", "nvrtc"}));
+  std::string light_target;
   light_command->add_option("--target", light_target,
-                            "With --backend llvm: the CPU to compile for ('llvm': this "
-                            "machine's; 'llvm -mcpu=x86-64-v3': AVX2)");
+                            "The target to compile for ('llvm': this machine's CPU, the "
+                            "default; 'llvm -mcpu=x86-64-v3': AVX2; 'cuda', the default for "
+                            "emulate and nvrtc)");
 
   try {
     app.parse(argc, argv);
@@ -51,7 +59,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (node_command->parsed()) return run_node_tests(node);
-    return run_light_models(light_dir, light_passes, light_backend, parse_target(light_target));
+    Target target = light_target.empty() ? default_target(light_backend) : parse_target(light_target);
+    return run_light_models(light_dir, light_passes, light_backend, target);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;

@@ -64,6 +64,7 @@ PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : optio
     compile_options.graph_passes = options.passes;
     compile_options.threads = options.threads;
     compile_options.records = options.records;
+    compile_options.emulate = options.emulate;
     compiled_ = compile_model(std::move(graph), compile_options);
   }
   compile_ms_ =
@@ -93,7 +94,10 @@ std::string PreparedModel::describe_records() const {
 std::string PreparedModel::describe() const {
   if (!compiled_) return "interp: the reference interpreter, one thread";
   const CompileStats& stats = compiled_->stats();
-  std::string line = fmt::format("llvm: {} kernels ({} compiled", stats.kernels,
+  const Target& target = compiled_->target();
+  std::string what = target.is_cuda() ? target.str() + (options_.emulate ? " (emulated)" : "")
+                                       : "llvm";
+  std::string line = fmt::format("{}: {} kernels ({} compiled", what, stats.kernels,
                                  stats.compiled_kernels);
   int reference = stats.kernels - stats.compiled_kernels;
   if (reference > 0) {

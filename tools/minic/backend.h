@@ -24,7 +24,8 @@ struct BackendOptions {
   std::vector<std::string> passes;  // graph passes by name (parse_pass_list)
   int threads = 0;                  // 0: every core
   std::string records;              // a tuning database for llvm (empty: none)
-  Target target = codegen::host_target();  // what llvm compiles for
+  Target target = codegen::host_target();  // what llvm compiles for (or a CUDA target)
+  bool emulate = false;                     // a CUDA target's kernels on the loop interpreter
 };
 
 // "records: 12 of 54 kernels tuned (DB.jsonl)", and how many records did not replay, if

@@ -207,7 +207,7 @@ BenchModel prepare_bench_model(const BenchOptions& options) {
   bench.model = std::make_unique<PreparedModel>(
       std::move(graph),
       BackendOptions{options.backend, passes, options.common.threads, options.common.records,
-                     options.common.parsed_target()});
+                     options.common.parsed_target(), options.common.emulate});
   bench.passes_ms = milliseconds_since(prepare_start);
   return bench;
 }
@@ -303,7 +303,7 @@ Command add_bench_command(CLI::App& app) {
       ->allow_extra_args(false);
   add_common_options(command, options->common,
                      {CommonOption::passes, CommonOption::threads, CommonOption::records,
-                      CommonOption::input_shape, CommonOption::target});
+                      CommonOption::input_shape, CommonOption::target, CommonOption::emulate});
   command->add_option("--seed", options->seed, "Seed for the random inputs")
       ->capture_default_str();
   command->add_option("--json", options->json_file,

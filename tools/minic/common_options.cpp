@@ -46,9 +46,15 @@ void add_common_options(CLI::App* command, CommonOptions& options,
             ->add_option("--target", options.target,
                          "The machine to compile for: 'llvm' (this machine's CPU), 'llvm "
                          "-mcpu=NAME [-mattr=+F,-G]' (a CPU LLVM knows: x86-64-v3, "
-                         "skylake-avx512, znver4), or 'cuda -arch=sm_XX' (sm_80, sm_86, "
-                         "sm_89, sm_90, sm_90a; its back end is not built yet)")
+                         "skylake-avx512, znver4), or 'cuda [-arch=sm_XX]' (sm_80, sm_86, "
+                         "sm_89, sm_90, sm_90a; 'cuda' alone: sm_90)")
             ->capture_default_str();
+        break;
+      case CommonOption::emulate:
+        command->add_flag("--emulate", options.emulate,
+                          "With --target cuda: run the kernels' GPU schedules on the loop "
+                          "interpreter (thread blocks, shared memory, race checks) instead of "
+                          "a GPU");
         break;
     }
   }
@@ -56,8 +62,7 @@ void add_common_options(CLI::App* command, CommonOptions& options,
 
 void require_cpu_target(const Target& target, const std::string& subcommand) {
   if (target.is_cuda()) {
-    fail("--target {}: the CUDA back end is not built yet ({} needs a CPU target)", target.str(),
-         subcommand);
+    fail("--target {}: {} needs a CPU target", target.str(), subcommand);
   }
 }
 

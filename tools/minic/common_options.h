@@ -27,7 +27,7 @@
 
 namespace minic::cli {
 
-enum class CommonOption { passes, threads, records, input_shape, target };
+enum class CommonOption { passes, threads, records, input_shape, target, emulate };
 
 struct CommonOptions {
   std::string passes = "default";         // "default", "none", or "a,b,c"
@@ -35,6 +35,7 @@ struct CommonOptions {
   std::string records;                    // a tuning database; empty: none
   std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
   std::string target = "llvm";            // a target's text; "llvm": this machine's CPU
+  bool emulate = false;                   // a CUDA target's kernels on the loop interpreter
 
   // The target --target names (include/minic/driver/target.h); Error naming the word
   // that is wrong.

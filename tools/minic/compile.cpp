@@ -8,6 +8,9 @@
 // generating them again. With --records, kernels with a tuning record get its schedule,
 // and the directory keeps a copy of the records.
 //
+// With a CUDA target (`--target cuda`) it writes the CUDA C, NVRTC's PTX and cubin and the
+// launch table instead (save_cuda_model); no CUDA driver is needed.
+//
 // Chapter: docs/module6-llvm-cpu.md#5-ahead-of-time-minic-compile
 #include "backend.h"
 #include "commands.h"
@@ -38,7 +41,12 @@ int run_compile(const CompileCommandOptions& options) {
   compile_options.graph_passes = parse_pass_list(options.common.passes);
   compile_options.records = options.common.records;
   std::unique_ptr<CompiledModel> model = compile_model(import_onnx(options.model), compile_options);
-  save_compiled_model(*model, options.model, options.output, compile_options);
+  const bool cuda = compile_options.target.is_cuda();
+  if (cuda) {
+    save_cuda_model(*model, options.model, options.output);
+  } else {
+    save_compiled_model(*model, options.model, options.output, compile_options);
+  }
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const CompileStats& stats = model->stats();
@@ -47,6 +55,13 @@ int run_compile(const CompileCommandOptions& options) {
              stats.reference_ops.empty() ? "" : ", reference kernels for ",
              fmt::join(stats.reference_ops, ", "));
   if (!options.common.records.empty()) fmt::print("{}\n", records_summary(stats));
+  if (cuda) {
+    const std::string arch = compile_options.target.cuda().arch;
+    fmt::print("wrote {}: model.onnx, kernels.cu, kernels.{}.ptx, kernels.{}.cubin, "
+               "cuda_launches.json\n",
+               options.output, arch, arch);
+    return 0;
+  }
   fmt::print("wrote {}: model.onnx, kernels.o, libminic_kernels.so, kernels.h, minic_runtime.c, "
              "minic_model.json{}{}\n",
              options.output,

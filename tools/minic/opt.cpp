@@ -20,6 +20,11 @@
 // assembly: all for this machine's CPU or the one --target names. The loop passes are the
 // default loop pipeline unless --loop-passes names others.
 //
+// With a CUDA target (`--target cuda`, course module 6), `--emit scheduled` shows the GPU
+// schedules, `--emit cuda` the CUDA C of every kernel (one program, as NVRTC compiles it),
+// `--emit ptx` NVRTC's PTX and `--emit sass` the cubin's machine code (through cuobjdump,
+// when it is installed). Kernels the CUDA back end refuses are named on stderr.
+//
 // The pass flags apply to every pass that runs: the graph passes, then the loop passes.
 //
 // Chapter: docs/module2-graph-passes.md#6-seeing-it
@@ -93,7 +98,17 @@ std::string compiled_kernels(Graph graph, const Target& target, const OptOptions
   compile_options.graph_passes = {};  // run already
   compile_options.loop_passes = parse_loop_pass_list(options.loop_passes.value_or("default"));
   compile_options.loop_pass_options = loop_pass_options(options.pass_flags);
+  // The CUDA C needs no NVRTC: compile as for --emulate, which leaves it out.
+  compile_options.emulate = target.is_cuda() && options.emit != "ptx" && options.emit != "sass";
   std::unique_ptr<CompiledModel> model = compile_model(std::move(graph), compile_options);
+  if (const CudaProgram* cuda = model->cuda()) {
+    for (const auto& [kernel, reason] : cuda->refused) {
+      fmt::print(stderr, "kernel {} runs its reference kernel: {}\n", kernel, reason);
+    }
+    if (options.emit == "cuda") return cuda->module.source;
+    if (options.emit == "ptx") return cuda->binary->ptx;
+    if (options.emit == "sass") return codegen::disassemble_cubin(*cuda->binary);
+  }
   if (options.emit == "scheduled") return loop::print_module(model->kernels());
   return options.emit == "llvm" ? model->code().llvm_ir() : model->code().assembly();
 }
@@ -104,16 +119,23 @@ int run_opt(const OptOptions& options) {
     return 0;
   }
   if (options.input.empty()) fail("opt needs a MODEL.onnx or FILE.mgraph");
-  const std::vector<std::string> emits = {"graph", "loops", "scheduled", "llvm", "asm"};
+  const std::vector<std::string> emits = {"graph", "loops", "scheduled", "llvm",
+                                          "asm",   "cuda",  "ptx",       "sass"};
   if (std::find(emits.begin(), emits.end(), options.emit) == emits.end()) {
     fail("--emit takes {}, not '{}'", fmt::join(emits, ", "), options.emit);
   }
   if (options.loop_passes && options.emit == "graph") {
-    fail("--loop-passes needs --emit loops, scheduled, llvm or asm");
+    fail("--loop-passes needs --emit loops, scheduled, llvm, asm, cuda, ptx or sass");
   }
   Graph graph = read_graph_file(options.input, options.common.input_shapes);
   const Target target = options.common.parsed_target();
-  if (options.emit != "graph") require_cpu_target(target, "opt --emit " + options.emit);
+  const bool cuda_emit = options.emit == "cuda" || options.emit == "ptx" || options.emit == "sass";
+  if (options.emit == "llvm" || options.emit == "asm") {
+    require_cpu_target(target, "opt --emit " + options.emit);
+  }
+  if (cuda_emit && !target.is_cuda()) {
+    fail("--emit {} needs a CUDA target (--target cuda)", options.emit);
+  }
   run_passes(graph, parse_pass_list(options.common.passes),
              graph_pass_options(options.pass_flags));
 
@@ -156,8 +178,9 @@ Command add_opt_command(CLI::App& app) {
                   "What to print: 'graph' (the graph IR), 'loops' (every kernel lowered to "
                   "loop IR, one module; kernels with an op that has no compute rule are left "
                   "out and named on stderr), 'scheduled' (the compiled kernels after their "
-                  "default schedules and the loop passes), 'llvm' (their LLVM IR, optimised) "
-                  "or 'asm' (their assembly)")
+                  "default schedules and the loop passes), 'llvm' (their LLVM IR, optimised), "
+                  "'asm' (their assembly), or with --target cuda 'cuda' (their CUDA C), 'ptx' "
+                  "or 'sass' (NVRTC's PTX and cubin, the latter through cuobjdump)")
       ->default_str("graph");
   sub->add_flag("--elide-constants", options->elide_constants,
                 "Summarise large constants (the text then does not parse back)");

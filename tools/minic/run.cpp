@@ -94,6 +94,13 @@ bool compare_outputs(const Graph& graph, const std::vector<Tensor>& outputs,
   return failures == 0;
 }
 
+// "llvm", "interp", or a CUDA target ("cuda -arch=sm_90 (emulated)").
+std::string ran_with(const PreparedModel& model, const RunOptions& options) {
+  const CompiledModel* compiled = model.compiled();
+  if (!compiled || !compiled->target().is_cuda()) return options.backend;
+  return compiled->target().str() + (options.common.emulate ? " (emulated)" : "");
+}
+
 int run_model(const RunOptions& options) {
   if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
     fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
@@ -118,7 +125,8 @@ int run_model(const RunOptions& options) {
     prepared = std::make_unique<PreparedModel>(
         import_onnx(onnx_file, import_options),
         BackendOptions{options.backend, passes_for(options), options.common.threads,
-                       options.common.records, options.common.parsed_target()});
+                       options.common.records, options.common.parsed_target(),
+                       options.common.emulate});
   }
   PreparedModel& model = *prepared;
   const Graph& graph = model.graph();
@@ -145,7 +153,8 @@ int run_model(const RunOptions& options) {
   std::vector<Tensor> outputs = model.run(inputs, options.profile ? &profile : nullptr);
   double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("ran {} with {} in {:.3f} ms\n", options.model, options.backend, milliseconds);
+  fmt::print("ran {} with {} in {:.3f} ms\n", options.model, ran_with(model, options),
+             milliseconds);
   if (options.profile) {
     if (model.compiled()) {
       print_profile(profile);
@@ -196,7 +205,7 @@ Command add_run_command(CLI::App& app) {
   options->common.passes = "";  // the backend's choice
   add_common_options(command, options->common,
                      {CommonOption::passes, CommonOption::threads, CommonOption::records,
-                      CommonOption::input_shape, CommonOption::target});
+                      CommonOption::input_shape, CommonOption::target, CommonOption::emulate});
   command
       ->add_option("--fill", options->fill,
                    "How to fill inputs not given: random (uniform in [-1,1) for floats, 0..2 "

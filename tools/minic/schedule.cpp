@@ -1,31 +1,38 @@
 // `minic schedule FILE.mloop [--trace FILE.trace | --default [--target T]] [--passes a,b]
-// [--emit mloop|c|trace]`: applies a schedule trace and loop passes to a loop IR module and
+// [--emit mloop|c|cuda|trace]`: applies a schedule trace and loop passes to a loop IR module and
 // prints the result. Course module 4 (and 3: the loop IR it reads and prints).
 //
 // Parses a loop IR module (include/minic/ir/loop/parser.h). With `--trace`, replays the
 // trace (include/minic/schedule/trace.h) on one function of the module: the only one, or
-// the one `--func` names; with `--default`, the trace of the default CPU schedule for the
-// target (include/minic/schedule/rules.h), so that `--emit trace` shows what the default
-// rules do for a CPU. `--print-after-step` prints, on stderr, each instruction and the
+// the one `--func` names; with `--default`, the trace of the default schedule for the
+// target (include/minic/schedule/rules.h: the CPU or the GPU rules), so that `--emit
+// trace` shows what the default rules do. `--print-after-step` prints, on stderr, each instruction and the
 // function after it (an observer on the Schedule). With `--passes`, runs loop passes by
 // name (include/minic/passes/pass_manager.h) on every function, after the trace, under the
 // pass manager's flags (pass_flags.h: --print-ir-after, --print-ir-after-change,
 // --time-passes, --verify-each[=numeric]). Then prints the module as loop IR (the default;
 // with neither option the module prints unchanged, so print∘parse can be checked from the
-// command line), as the equivalent C (`--emit c`, include/minic/ir/loop/c_printer.h), or
+// command line), as the equivalent C (`--emit c`, include/minic/ir/loop/c_printer.h), as
+// CUDA C (`--emit cuda`, include/minic/codegen/cuda.h), or
 // the trace as replayed (`--emit trace`). A bad trace is an error naming the file, the
-// line, the primitive and the reason.
+// line, the primitive and the reason. `--check` runs every function before and after on
+// the same random inputs in the loop interpreter and fails if a result differs: the way
+// to see, without a GPU, that a GPU schedule is right.
 //
 // Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #include "commands.h"
 
 #include "common_options.h"
 #include "pass_flags.h"
+#include "run_inputs.h"
 
+#include "minic/codegen/cuda.h"
 #include "minic/ir/loop/c_printer.h"
+#include "minic/ir/loop/interpreter.h"
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/runtime/compare.h"
 #include "minic/schedule/rules.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
@@ -47,6 +54,7 @@ struct ScheduleOptions {
   std::string passes;
   PassFlags pass_flags;
   bool print_after_step = false;
+  bool check = false;
   std::string emit = "mloop";  // "mloop", "c" or "trace"
   std::string output;
 };
@@ -73,9 +81,7 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
   }
   schedule::Trace trace;
   if (options.default_schedule) {
-    Target target = options.common.parsed_target();
-    require_cpu_target(target, "schedule --default");
-    trace = schedule::default_cpu_trace(func, target);
+    trace = schedule::default_trace(func, options.common.parsed_target());
   } else {
     trace = schedule::parse_trace(read_file(options.trace), options.trace);
   }
@@ -100,11 +106,43 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
   return sch.trace();
 }
 
+// --check: `before` and `after` on the same random arguments in the loop interpreter (GPU
+// code thread block by thread block, where a data race is an error); every parameter must
+// end within minic run --compare's tolerance. A parameter the loop passes flattened gets
+// the same elements in its new shape.
+void check_same_results(const loop::PrimFunc& before, const loop::PrimFunc& after) {
+  std::mt19937_64 random(0);
+  std::vector<Tensor> expected, actual;
+  for (size_t i = 0; i < before.params.size(); ++i) {
+    const loop::Buffer& param = before.params[i];
+    expected.push_back(fill_tensor({param->dtype, param->shape}, Fill::random, random));
+    actual.push_back(expected.back().reshaped(after.params[i]->shape));
+  }
+  auto pointers = [](std::vector<Tensor>& tensors) {
+    std::vector<Tensor*> result;
+    for (Tensor& tensor : tensors) result.push_back(&tensor);
+    return result;
+  };
+  loop::run_func(before, pointers(expected));
+  loop::run_func(after, pointers(actual));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    TensorComparison comparison =
+        compare_tensors(actual[i].reshaped(expected[i].shape()), expected[i], Tolerance{});
+    if (!comparison.ok()) {
+      fail("--check: {} differs after the schedule: {}", before.params[i]->name,
+           describe(comparison));
+    }
+  }
+  fmt::print(stderr, "check: @{} computes the same on the loop interpreter ({} parameters)\n",
+             after.name, after.params.size());
+}
+
 int run_schedule(const ScheduleOptions& options) {
   if (options.print_after_step && options.trace.empty() && !options.default_schedule) {
     fail("--print-after-step needs a schedule to replay (--trace FILE.trace or --default)");
   }
   loop::LoopModule module = loop::parse_loop_module(read_file(options.input), options.input);
+  const loop::LoopModule original = module;
   schedule::Trace applied;
   if (!options.trace.empty() || options.default_schedule) applied = apply_trace(module, options);
   if (!options.passes.empty()) {
@@ -112,9 +150,19 @@ int run_schedule(const ScheduleOptions& options) {
                loop_pass_options(options.pass_flags));
   }
 
+  if (options.check) {
+    for (size_t f = 0; f < module.functions.size(); ++f) {
+      check_same_results(original.functions[f], module.functions[f]);
+    }
+  }
+
   std::string text;
   if (options.emit == "c") {
     text = loop::print_c(module);
+  } else if (options.emit == "cuda") {
+    Target target = options.common.parsed_target();
+    if (!target.is_cuda()) fail("--emit cuda needs a CUDA target (--target cuda)");
+    text = codegen::emit_cuda(module, target).source;
   } else if (options.emit == "trace") {
     text = schedule::print_trace(applied);
   } else {
@@ -149,7 +197,7 @@ Command add_schedule_command(CLI::App& app) {
   sub->add_option("input", options->input, "FILE.mloop")->required();
   sub->add_option("--trace", options->trace, "A schedule trace to replay (FILE.trace)");
   sub->add_flag("--default", options->default_schedule,
-                "Apply the default CPU schedule for --target instead of a trace");
+                "Apply the default schedule for --target (CPU or GPU) instead of a trace");
   add_common_options(sub, options->common, {CommonOption::target});
   sub->add_option("--func", options->func,
                   "The function the trace applies to (needed when the module has several)");
@@ -160,9 +208,14 @@ Command add_schedule_command(CLI::App& app) {
   sub->add_flag("--print-after-step", options->print_after_step,
                 "With --trace or --default: print (on stderr) each instruction and the "
                 "function after it");
+  sub->add_flag("--check", options->check,
+                "Run every function before and after on the same random inputs in the loop "
+                "interpreter (GPU code by thread blocks, races are errors) and fail if a "
+                "result differs");
   sub->add_option("--emit", options->emit,
-                  "What to print: 'mloop' (the default), 'c', or 'trace' (the trace replayed)")
-      ->check(CLI::IsMember({"mloop", "c", "trace"}));
+                  "What to print: 'mloop' (the default), 'c', 'cuda' (the CUDA C of a module "
+                  "scheduled for the GPU, with --target cuda), or 'trace' (the trace replayed)")
+      ->check(CLI::IsMember({"mloop", "c", "cuda", "trace"}));
   sub->add_option("-o,--output", options->output, "Write the text here instead of stdout");
   return {sub, [options] { return run_schedule(*options); }};
 }

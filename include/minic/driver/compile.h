@@ -23,13 +23,16 @@
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
+#include "minic/codegen/cuda.h"
 #include "minic/codegen/llvm.h"
 #include "minic/ir/graph/graph.h"
 #include "minic/ir/loop/stmt.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/executor.h"
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,8 +41,11 @@ namespace minic {
 struct CompileOptions {
   // The machine to compile for (include/minic/target/target.h): the host's CPU, or what
   // `--target` names (driver/target.h). Code for a CPU this machine lacks features of
-  // compiles but does not run here; a CUDA target is an Error (no CUDA back end yet).
+  // compiles but does not run here; so does CUDA code where there is no CUDA driver.
   Target target = codegen::host_target();
+  // With a CUDA target: run the kernels' GPU schedules on the loop interpreter (thread
+  // block by thread block, races checked) instead of the GPU, and leave out NVRTC.
+  bool emulate = false;
   // Graph passes to run first, by name (none: the graph as given).
   std::vector<std::string> graph_passes = default_pipeline();
   // Apply the default CPU schedules (src/schedule/rules); without, kernels stay as
@@ -65,6 +71,14 @@ struct CompileOptions {
   std::string records;
 };
 
+// The kernels of a model compiled for a CUDA target (src/driver/cuda_code.cpp).
+struct CudaProgram {
+  codegen::CudaModule module;                 // the CUDA C and its launches
+  std::optional<codegen::CudaBinary> binary;  // NVRTC's cubin and PTX (none with emulate)
+  std::map<std::string, std::string> refused;  // kernel → why the back end refused it; its
+                                               // node runs its reference kernel
+};
+
 // How the compile went: what the CLI and benchmarks report.
 struct CompileStats {
   int kernels = 0;           // steps of the plan
@@ -83,13 +97,19 @@ class CompiledModel {
   CompiledModel(Graph graph, loop::LoopModule kernels,
                 std::unique_ptr<codegen::CompiledModule> code, runtime::ExecutionPlan plan,
                 std::unique_ptr<runtime::Device> device, CompileStats stats, Target target);
+  // A model compiled for a CUDA target: its CUDA program. `cannot_run`, if not empty, says
+  // why it cannot run here (no CUDA driver); run() is then that Error.
+  void set_cuda(CudaProgram program, std::string cannot_run);
   ~CompiledModel();
 
   // The graph after the graph passes: its inputs and outputs are the model's.
   const Graph& graph() const { return graph_; }
   // The loop IR of every compiled kernel, scheduled: what --emit loops prints.
   const loop::LoopModule& kernels() const { return kernels_; }
-  const codegen::CompiledModule& code() const { return *code_; }
+  // The LLVM code of a model compiled for a CPU (Error for a CUDA target).
+  const codegen::CompiledModule& code() const;
+  // The CUDA program of a model compiled for a CUDA target (null for a CPU).
+  const CudaProgram* cuda() const { return cuda_ ? &*cuda_ : nullptr; }
   const CompileStats& stats() const { return stats_; }
   const runtime::ExecutionPlan& plan() const { return executor_.plan(); }
   // What runs the plan: the host CPU with the model's thread pool.
@@ -108,6 +128,8 @@ class CompiledModel {
   runtime::Executor executor_;
   CompileStats stats_;
   Target target_;
+  std::optional<CudaProgram> cuda_;
+  std::string cannot_run_;
   bool checked_target_ = false;  // the first run checked that the code runs here
 };
 
@@ -131,6 +153,13 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
 // `model` must have been compiled from `onnx_path` with `options`.
 void save_compiled_model(const CompiledModel& model, const std::string& onnx_path,
                          const std::string& dir, const CompileOptions& options);
+
+// Ahead-of-time compilation for a CUDA target (src/driver/aot_cuda.cpp): writes into `dir`
+// model.onnx, kernels.cu (the CUDA C), kernels.sm_XX.ptx and kernels.sm_XX.cubin (NVRTC's
+// output for the target's architecture) and cuda_launches.json (each function's scratch
+// buffers and launches). Error if the model was not compiled by NVRTC for a CUDA target.
+void save_cuda_model(const CompiledModel& model, const std::string& onnx_path,
+                     const std::string& dir);
 
 // True if `dir` holds a model written by save_compiled_model.
 bool is_compiled_model_dir(const std::string& dir);

@@ -20,7 +20,7 @@ namespace minic::loop::c_syntax {
 
 namespace {
 
-constexpr std::string_view kPrelude = R"(#include <math.h>
+constexpr std::string_view kPreludeHead = R"(#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,16 +28,19 @@ constexpr std::string_view kPrelude = R"(#include <math.h>
 // toward zero; floordiv and floormod round toward negative infinity.
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
-static inline int64_t floordiv(int64_t a, int64_t b) {
+)";
+
+// {Q}: the functions' qualifier, "static inline" in C.
+constexpr std::string_view kHelpers = R"({Q} int64_t floordiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
-static inline int64_t floormod(int64_t a, int64_t b) {
+{Q} int64_t floormod(int64_t a, int64_t b) {
   int64_t r = a % b;
   return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;
 }
-static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-static inline double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+{Q} float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+{Q} double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 // The IR's shifts of unsigned integers give 0 for a shift by the bit width or more.
 #define shift_left(a, b) ((b) >= 8 * sizeof(a) ? 0 : (a) << (b))
 #define shift_right(a, b) ((b) >= 8 * sizeof(a) ? 0 : (a) >> (b))
@@ -64,7 +67,18 @@ const std::set<std::string_view> kReservedInC = {
 
 }  // namespace
 
-std::string_view prelude() { return kPrelude; }
+std::string helper_functions(std::string_view qualifier) {
+  std::string text(kHelpers);
+  for (size_t at = text.find("{Q}"); at != std::string::npos; at = text.find("{Q}", at)) {
+    text.replace(at, 3, qualifier);
+  }
+  return text;
+}
+
+std::string_view prelude() {
+  static const std::string text = std::string(kPreludeHead) + helper_functions("static inline");
+  return text;
+}
 
 std::string c_identifier(std::string_view name) {
   std::string id;

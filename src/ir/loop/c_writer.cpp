@@ -72,7 +72,7 @@ std::string CWriter::bind(const void* node, const std::string& own) {
     }
     return false;
   };
-  std::string base = c_identifier(own);
+  std::string base = identifier(own);
   std::string name = base;
   for (int suffix = 1; taken(name); ++suffix) name = fmt::format("{}_{}", base, suffix);
   names_.emplace_back(node, name);
@@ -83,8 +83,12 @@ std::string CWriter::lookup(const void* node, const std::string& own) const {
   for (auto it = names_.rbegin(); it != names_.rend(); ++it) {
     if (it->first == node) return it->second;
   }
-  return c_identifier(own);
+  return identifier(own);
 }
+
+std::string CWriter::identifier(std::string_view own) const { return c_identifier(own); }
+
+std::string CWriter::prelude_call(ExprKind kind) const { return prelude_function(kind); }
 
 // --- expressions ----------------------------------------------------------------------------
 
@@ -125,7 +129,7 @@ std::pair<std::string, int> CWriter::expr(const Expr& e) {
     case ExprKind::FloorDiv:
     case ExprKind::FloorMod: {
       auto [a, b] = binary_operands(e);
-      return {prelude_function(e.kind()) + "(" + args({*a, *b}) + ")", kAtom};
+      return {prelude_call(e.kind()) + "(" + args({*a, *b}) + ")", kAtom};
     }
     case ExprKind::Select: {
       const Select* node = e.as<Select>();

@@ -1,6 +1,6 @@
 // The default GPU schedule: a sound CUDA schedule for every kernel, without tuning.
 //
-// Course module 4 (schedules) and module 6 (the GPU). The GPU runs thousands of threads at
+// Course module 6 (the GPU; schedules are module 4). The GPU runs thousands of threads at
 // once; the first thing a kernel needs is one thread per output element. So each block of
 // a lowered kernel gets the same rule, through a Schedule (its result is a trace like a
 // tuned one):

@@ -17,6 +17,10 @@ namespace minic::loop::c_syntax {
 // The includes and helpers (min, max, floordiv, floormod, sigmoid) printed code uses.
 std::string_view prelude();
 
+// The prelude's floordiv, floormod, sigmoid and shifts, each function declared with
+// `qualifier` ("static inline" in C, "__device__ __forceinline__" in CUDA).
+std::string helper_functions(std::string_view qualifier);
+
 // `name` as a C identifier: other characters become '_', a reserved word gets a '_'.
 std::string c_identifier(std::string_view name);
 

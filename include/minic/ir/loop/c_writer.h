@@ -9,6 +9,8 @@
 //                  CUDA writes a thread-bound loop as its thread's index, guarded
 //   declare_array  an Allocate's storage: C arrays; CUDA `__shared__` and registers
 //   barrier        a barrier statement: `__syncthreads();` in both
+//   identifier     a C name: CUDA C++ reserves more words than C
+//   prelude_call   the function min, max, floordiv and floormod call
 //
 // What the walk writes, whatever the dialect:
 //   - buffers are flat pointers indexed with their strides: A[i, j] is A[i * 64 + j];
@@ -27,6 +29,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -63,6 +66,11 @@ class CWriter {
   void line(const std::string& text);
   void indented(const Stmt& body);
   void stmt(const Stmt& s);
+
+  // The C name of `own` (c_syntax::c_identifier), and the function a min, max, floordiv
+  // or floormod calls (c_syntax::prelude_function): a dialect may reserve more names.
+  virtual std::string identifier(std::string_view own) const;
+  virtual std::string prelude_call(ExprKind kind) const;
 
   virtual void for_loop(const For* node) = 0;
   // `for (int64_t v = min; v < end; ++v) {  // comment`, the body, `}`.
