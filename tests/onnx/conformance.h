@@ -1,12 +1,18 @@
 // minic-conformance: ONNX's backend node tests and the light models, through the
-// reference interpreter or compiled (--backend llvm). Course module 2 (the interpreter is
-// the oracle; this checks the oracle against ONNX's own expected outputs) and module 6
-// (the compiled code against the same outputs).
+// reference interpreter or compiled (--backend llvm, cuda, emulate, nvrtc). Course module
+// 2 (the interpreter is the oracle; this checks the oracle against ONNX's own expected
+// outputs) and module 6 (the compiled code against the same outputs).
 //
 //   minic-conformance node DIR [--filter SUBSTR] [--expected FILE] [--write-expected FILE]
 //                              [--verbose] [--passes default|none|a,b,c] [--backend B]
+//                              [--target T]
 //   minic-conformance light-models DIR [--passes default|none|a,b,c] [--backend B]
 //                                      [--target T]
+//
+// The backends: interp (the reference interpreter), llvm (compiled for a CPU), cuda (on
+// GPU 0), emulate (the GPU schedules on the loop interpreter) and nvrtc (compiled by
+// NVRTC for sm_90 and sm_90a without register spills; nothing runs, so a case passes when
+// it compiles).
 //
 // The code is split by mode: node_tests.cpp, light_models.cpp, main.cpp; this header holds
 // what they share.
@@ -154,9 +160,10 @@ inline void check_no_spills(const std::string& log, const std::string& arch) {
   if (!spilling.empty()) fail("{}: ptxas spills registers in {}", arch, spilling);
 }
 
-// The model's outputs on `backend`: interp, llvm (for `target`, a CPU), emulate (the GPU
-// schedules for `target`, a CUDA target, on the loop interpreter) or nvrtc (the CUDA C
-// compiled by NVRTC for kNvrtcArchitectures, without spills: nothing runs, so nullopt).
+// The model's outputs on `backend`: interp, llvm (for `target`, a CPU), cuda (on the GPU,
+// for `target`, a CUDA target), emulate (the GPU schedules on the loop interpreter) or
+// nvrtc (the CUDA C compiled by NVRTC for kNvrtcArchitectures, without spills: nothing
+// runs, so nullopt).
 inline std::optional<std::vector<Tensor>> run_on_backend(Graph graph,
                                                          const std::vector<Tensor>& inputs,
                                                          const std::string& backend,
@@ -165,11 +172,12 @@ inline std::optional<std::vector<Tensor>> run_on_backend(Graph graph,
   CompileOptions options;
   options.target = target;
   options.graph_passes = {};
-  if (backend == "emulate" || backend == "nvrtc") {
-    if (!target.is_cuda()) fail("--backend {} needs a CUDA --target", backend);
-    options.emulate = true;  // the CUDA C without NVRTC; the nvrtc backend compiles it below
-  } else if (backend != "llvm") {
-    fail("--backend: '{}' is not interp, llvm, emulate or nvrtc", backend);
+  const bool gpu = backend == "cuda" || backend == "emulate" || backend == "nvrtc";
+  if (gpu && !target.is_cuda()) fail("--backend {} needs a CUDA --target", backend);
+  // emulate: the CUDA C without NVRTC; the nvrtc backend compiles it below.
+  options.emulate = backend == "emulate" || backend == "nvrtc";
+  if (!gpu && backend != "llvm") {
+    fail("--backend: '{}' is not interp, llvm, cuda, emulate or nvrtc", backend);
   }
   std::unique_ptr<CompiledModel> model = compile_model(std::move(graph), options);
   if (backend != "nvrtc") return model->run(inputs);
@@ -181,9 +189,9 @@ inline std::optional<std::vector<Tensor>> run_on_backend(Graph graph,
 }
 
 // The target a backend compiles for when --target is not given: this machine's CPU, or
-// for emulate and nvrtc the GPU of `cuda` (sm_90).
+// for cuda, emulate and nvrtc the GPU of `cuda` (sm_90).
 inline Target default_target(const std::string& backend) {
-  if (backend == "emulate" || backend == "nvrtc") return parse_target("cuda");
+  if (backend == "cuda" || backend == "emulate" || backend == "nvrtc") return parse_target("cuda");
   return codegen::host_target();
 }
 

@@ -1,9 +1,13 @@
 // minic-conformance's command line. See conformance.h.
 #include "conformance.h"
 
+#include "minic/runtime/cuda_driver.h"
+
 #include <CLI/CLI.hpp>
 
 using namespace conformance;
+
+constexpr int kSkipped = 77;  // ctest's SKIP_RETURN_CODE (tests/onnx/CMakeLists.txt)
 
 int main(int argc, char** argv) {
   CLI::App app{"Runs ONNX's backend node tests and the light models through minic's "
@@ -24,12 +28,13 @@ int main(int argc, char** argv) {
                            "pipeline), 'none' (the default) or a,b,c");
   node_command
       ->add_option("--backend", node.backend,
-                   "interp (the default), llvm, emulate (the GPU schedules on the loop "
-                   "interpreter) or nvrtc (the CUDA C compiled for sm_90 and sm_90a, no spills)")
-      ->check(CLI::IsMember({"interp", "llvm", "emulate", "nvrtc"}));
+                   "interp (the default), llvm, cuda (on the GPU), emulate (the GPU schedules "
+                   "on the loop interpreter) or nvrtc (the CUDA C compiled for sm_90 and "
+                   "sm_90a, no spills)")
+      ->check(CLI::IsMember({"interp", "llvm", "cuda", "emulate", "nvrtc"}));
   node_command->add_option("--target", node.target,
                            "The target to compile for (default: this machine's CPU; 'cuda' "
-                           "for emulate and nvrtc)");
+                           "for cuda, emulate and nvrtc)");
 
   std::string light_dir;
   CLI::App* light_command =
@@ -42,13 +47,14 @@ int main(int argc, char** argv) {
                             "Identity must all be gone), 'none' (the default) or a,b,c");
   std::string light_backend = "interp";
   light_command
-      ->add_option("--backend", light_backend, "interp (the default), llvm, emulate or nvrtc")
-      ->check(CLI::IsMember({"interp", "llvm", "emulate", "nvrtc"}));
+      ->add_option("--backend", light_backend,
+                   "interp (the default), llvm, cuda, emulate or nvrtc")
+      ->check(CLI::IsMember({"interp", "llvm", "cuda", "emulate", "nvrtc"}));
   std::string light_target;
   light_command->add_option("--target", light_target,
                             "The target to compile for ('llvm': this machine's CPU, the "
                             "default; 'llvm -mcpu=x86-64-v3': AVX2; 'cuda', the default for "
-                            "emulate and nvrtc)");
+                            "cuda, emulate and nvrtc)");
 
   try {
     app.parse(argc, argv);
@@ -56,6 +62,12 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
+  }
+  // On the GPU: without a CUDA driver there is nothing to run; ctest counts it skipped.
+  const std::string backend = node_command->parsed() ? node.backend : light_backend;
+  if (backend == "cuda" && !cuda_driver_version()) {
+    fmt::print("skipped: --backend cuda needs a GPU, and there is no CUDA driver here\n");
+    return kSkipped;
   }
   try {
     if (node_command->parsed()) return run_node_tests(node);
