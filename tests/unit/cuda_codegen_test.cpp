@@ -8,6 +8,9 @@
 #include "minic/passes/pass_manager.h"
 #include "minic/schedule/rules.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace minic::schedule::test {
 namespace {
 
@@ -222,6 +225,32 @@ TEST_CASE("NVRTC compiles the CUDA C to a cubin for sm_90 and sm_90a", "[cuda][n
   }
   CHECK_THROWS_WITH(codegen::compile_cuda("this is not CUDA", "sm_90"),
                     Catch::Contains("NVRTC could not compile the kernels for sm_90"));
+}
+
+TEST_CASE("NVRTC's output is cached on disk by the program and its options", "[cuda][nvrtc]") {
+  REQUIRE(codegen::nvrtc_version());
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "minic-cache-test";
+  std::filesystem::remove_all(dir);
+  setenv("MINIC_CACHE_DIR", dir.c_str(), 1);
+  // A program no other test compiles, so that neither cache holds it yet.
+  std::string source = std::string(codegen::cuda_prelude()) +
+                       "extern \"C\" __global__ void cached_once(float* y) { y[0] = 7.0f; }\n";
+  codegen::CudaBinary first = codegen::compile_cuda(source, "sm_90");
+  int entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "cuda")) {
+    entries += entry.path().extension() == ".cubin";
+  }
+  CHECK(entries == 1);
+  // Another arch is another entry; the same program again is the same cubin.
+  codegen::compile_cuda(source, "sm_90a");
+  CHECK(codegen::compile_cuda(source, "sm_90").cubin == first.cubin);
+  entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "cuda")) {
+    entries += entry.path().extension() == ".cubin";
+  }
+  CHECK(entries == 2);
+  unsetenv("MINIC_CACHE_DIR");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

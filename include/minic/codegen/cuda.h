@@ -96,7 +96,8 @@ struct CudaBinary {
 
 // Compiles CUDA C with NVRTC for `arch` ("sm_90", "sm_90a"). Error naming where NVRTC was
 // looked for when it cannot be opened, and with the program log when the source does not
-// compile. The result of a source and options compiled before in this process is reused.
+// compile. The result of a source and options compiled before is reused: in the process,
+// and from the on-disk cache ($MINIC_CACHE_DIR/cuda, else ~/.cache/minic/cuda).
 CudaBinary compile_cuda(const std::string& source, const std::string& arch,
                         bool ptxas_verbose = false);
 

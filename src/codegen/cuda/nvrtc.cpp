@@ -13,11 +13,14 @@
 //
 // One compile: nvrtcCreateProgram, nvrtcCompileProgram with --gpu-architecture=sm_XX
 // (which makes a cubin and its PTX), then the log, the PTX and the cubin are copied out.
-// Compiled programs are kept for the process, keyed by their source and options: the
-// conformance runner compiles the same small kernels many times.
+// Compiled programs are kept for the process, keyed by NVRTC's version, their options and
+// their source (the conformance runner compiles the same small kernels many times), and
+// on disk (kernel_cache.h), so that running a model again does not compile it again.
 //
 // Chapter: docs/module6-cuda.md#nvrtc-cuda-c-to-a-cubin
 #include "minic/codegen/cuda.h"
+
+#include "kernel_cache.h"
 
 #include "minic/support/error.h"
 
@@ -141,10 +144,18 @@ CudaBinary compile_cuda(const std::string& source, const std::string& arch, bool
   const Nvrtc& nvrtc = require_nvrtc();
   std::vector<std::string> options = {"--gpu-architecture=" + arch, "--std=c++17"};
   if (ptxas_verbose) options.push_back("--ptxas-options=-v");
-  std::string key = fmt::format("{}\n{}", fmt::join(options, " "), source);
+  int major = 0, minor = 0;
+  nvrtc.version(&major, &minor);
+  std::string key =
+      fmt::format("NVRTC {}.{}\n{}\n{}", major, minor, fmt::join(options, " "), source);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = compiled.find(key); it != compiled.end()) return it->second;
+  }
+  if (std::optional<CudaBinary> cached = read_cached_binary(key, arch)) {
+    std::lock_guard<std::mutex> lock(mutex);
+    compiled.emplace(key, *cached);
+    return *cached;
   }
 
   nvrtcProgram program = nullptr;
@@ -172,6 +183,7 @@ CudaBinary compile_cuda(const std::string& source, const std::string& arch, bool
          "makes PTX only)",
          arch);
   }
+  write_cached_binary(key, binary);
   std::lock_guard<std::mutex> lock(mutex);
   compiled.emplace(std::move(key), binary);
   return binary;
