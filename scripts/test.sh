@@ -19,8 +19,9 @@ if [ "${1:-}" = "--sanitize" ]; then
   # the time of -O2 -g; the reports still name the file and line of every frame.
   cmake_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
                -DMINIC_SANITIZE=ON)
-  # Without the `heavy` tests (the light models through the interpreter and the graph
-  # passes, tests/CMakeLists.txt): the release run has them.
+  # Without the `heavy` tests (the light models through the interpreter, the graph passes
+  # or compiled code, and the compiled node tests: tests/CMakeLists.txt and
+  # tests/onnx/CMakeLists.txt): the release run has them.
   ctest_flags=(-L "unit|conformance" -LE heavy)
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

@@ -76,13 +76,14 @@ runtime::KernelCall emulated_kernel_call(const loop::PrimFunc& func) {
     for (size_t i = 0; i < func.params.size(); ++i) {
       const loop::Buffer& param = func.params[i];
       tensors.emplace_back(param->dtype, param->shape);
-      std::memcpy(tensors.back().bytes().data(), args[i], bytes[i]);
+      // An empty tensor has no storage (a null pointer, which memcpy must not get).
+      if (bytes[i] > 0) std::memcpy(tensors.back().bytes().data(), args[i], bytes[i]);
     }
     std::vector<Tensor*> pointers;
     for (Tensor& tensor : tensors) pointers.push_back(&tensor);
     loop::run_func(func, pointers);
     for (size_t i = 0; i < func.params.size(); ++i) {
-      std::memcpy(args[i], tensors[i].bytes().data(), bytes[i]);
+      if (bytes[i] > 0) std::memcpy(args[i], tensors[i].bytes().data(), bytes[i]);
     }
   };
 }

@@ -8,10 +8,13 @@
 //   3. scheduling       schedule_kernels  a record's, or the default src/schedule/rules
 //   4. loop passes      run_passes        options.loop_passes        src/passes/loop
 //   5. code generation  generate_code     compile_llvm on the module src/codegen/llvm
+//                       (CUDA target)     generate_cuda_code         src/codegen/cuda
 //   6. planning         plan_execution    steps, buffers, memory     src/driver/execution_plan.cpp
 //
 // and the model runs its plan on a host device with options.threads threads
 // (src/runtime/device.cpp): the thread count belongs to the model, not to the process.
+// For a CUDA target the kernels run on GPU 0 (src/runtime/cuda_device.cpp) or, with
+// options.emulate, on the loop interpreter on the host.
 // Every stage that depends on the machine takes CompileOptions::target, made once: the
 // lowering, the default rules, the tuning records' key and code generation.
 // A node whose op has no compute rule, or whose form of it its rule does not cover
