@@ -35,6 +35,7 @@
 
 #include "iteration_analysis.h"
 #include "loop_tree.h"
+#include "minic/ir/loop/gpu_axis.h"
 #include "minic/support/error.h"
 
 #include <algorithm>
@@ -43,14 +44,11 @@
 namespace minic::schedule {
 namespace {
 
-bool is_block_axis(const std::string& axis) { return axis.rfind("blockIdx.", 0) == 0; }
 
 }  // namespace
 
 void bind(PrimFunc& func, const Expr& loop, const std::string& thread_axis) {
-  static const char* const kAxes[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                      "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-  if (std::find(std::begin(kAxes), std::end(kAxes), thread_axis) == std::end(kAxes)) {
+  if (!loop::gpu_axis(thread_axis)) {
     fail("bind: '{}' is not a GPU axis (blockIdx.x/y/z or threadIdx.x/y/z)", thread_axis);
   }
   std::vector<loop::Stmt> path = loop_path(func, loop, "bind");
@@ -66,10 +64,10 @@ void bind(PrimFunc& func, const Expr& loop, const std::string& thread_axis) {
   if (std::string use = find_reduction_use(node); !use.empty()) {
     fail("bind: loop {} feeds {}: the GPU threads would race on the accumulator", name, use);
   }
-  bool block_axis = is_block_axis(thread_axis);
+  bool block_axis = loop::is_block_axis(thread_axis);
   auto conflicts = [&](const loop::For& other) {
     if (other.for_kind != loop::ForKind::thread_binding) return false;
-    return other.thread_axis == thread_axis || (block_axis && !is_block_axis(other.thread_axis));
+    return other.thread_axis == thread_axis || (block_axis && !loop::is_block_axis(other.thread_axis));
   };
   for (const loop::For* around : loops_on_path(path)) {
     if (around != &node && conflicts(*around)) {
@@ -79,7 +77,7 @@ void bind(PrimFunc& func, const Expr& loop, const std::string& thread_axis) {
   }
   auto conflicts_below = [&](const loop::For& other) {
     if (other.for_kind != loop::ForKind::thread_binding) return false;
-    return other.thread_axis == thread_axis || (!block_axis && is_block_axis(other.thread_axis));
+    return other.thread_axis == thread_axis || (!block_axis && loop::is_block_axis(other.thread_axis));
   };
   if (const loop::For* inner = find_loop_where(node.body, conflicts_below)) {
     fail("bind: loop {} holds loop {}, bound to {}; it cannot be bound to {}", name,

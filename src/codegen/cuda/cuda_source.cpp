@@ -24,6 +24,7 @@
 
 #include "minic/ir/loop/c_syntax.h"
 #include "minic/ir/loop/c_writer.h"
+#include "minic/ir/loop/gpu_axis.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
 
@@ -126,7 +127,7 @@ bool binds_threads(const Stmt& s) {
    public:
     bool found = false;
     void visit_For(const For* node) override {
-      if (node->for_kind == ForKind::thread_binding && !is_block_axis(node->thread_axis)) {
+      if (node->for_kind == ForKind::thread_binding && is_thread_axis(node->thread_axis)) {
         found = true;
       }
       IRVisitor::visit_For(node);
@@ -250,7 +251,7 @@ class CudaWriter : public CWriter {
       return c_loop(node, node->for_kind == ForKind::serial ? "" : for_kind_name(node->for_kind));
     }
     bool block = is_block_axis(node->thread_axis);
-    int64_t dim = (block ? grid_ : block_)[axis_index(node->thread_axis)];
+    int64_t dim = (block ? grid_ : block_)[gpu_axis(node->thread_axis)->dim];
     int64_t extent = node->extent.as<IntImm>()->value;  // constant: split_host_device checked
     size_t depth = scope_depth();
     std::string var = bind(node->var.get(), node->var.as<Var>()->name);
@@ -289,7 +290,7 @@ class CudaWriter : public CWriter {
         if (dynamic_shared_) {
           line(fmt::format("{0}* {1} = ({0}*)(minic_shared + {2});  // shared, {3} elements", type,
                            name, shared_offset_, elements));
-          shared_offset_ += (bytes + 15) / 16 * 16;
+          shared_offset_ += shared_slot_bytes(*buffer, func_.name);
         } else {
           line(fmt::format("__shared__ {} {}[{}];", type, name, elements));
         }

@@ -11,6 +11,7 @@
 #include "host_device_split.h"
 
 #include "minic/ir/loop/c_syntax.h"
+#include "minic/ir/loop/gpu_axis.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
 
@@ -21,15 +22,6 @@ namespace minic::codegen {
 
 using namespace loop;
 
-int axis_index(const std::string& thread_axis) {
-  char last = thread_axis.empty() ? 'x' : thread_axis.back();
-  return last == 'z' ? 2 : last == 'y' ? 1 : 0;
-}
-
-bool is_block_axis(const std::string& thread_axis) {
-  return thread_axis.rfind("blockIdx", 0) == 0;
-}
-
 int64_t buffer_bytes(const BufferNode& buffer, const std::string& func) {
   std::optional<int64_t> span = c_syntax::span(buffer);
   int64_t bytes = 0;
@@ -37,6 +29,10 @@ int64_t buffer_bytes(const BufferNode& buffer, const std::string& func) {
     fail("{}: buffer {} does not fit in memory", func, buffer.name);
   }
   return bytes;
+}
+
+int64_t shared_slot_bytes(const BufferNode& buffer, const std::string& func) {
+  return (buffer_bytes(buffer, func) + 15) / 16 * 16;
 }
 
 namespace {
@@ -48,7 +44,8 @@ class LaunchReader : public IRVisitor {
   LaunchReader(const PrimFunc& func, const std::vector<Buffer>& args, LaunchNest& launch)
       : func_(func), args_(args), launch_(launch) {}
 
-  // The launch's outer loops are blockIdx loops, one in another; below them, none.
+  // The launch's outer loops are blockIdx loops, one in another; below them, none. Fills
+  // in the launch's grid, block, shared bytes and arguments.
   void read(const Stmt& body) {
     Stmt s = body;
     while (const For* loop = s.as<For>()) {
@@ -57,6 +54,7 @@ class LaunchReader : public IRVisitor {
       s = loop->body;
     }
     visit(s);
+    launch_.args.assign(used_.begin(), used_.end());
   }
 
   void visit_For(const For* node) override {
@@ -73,8 +71,7 @@ class LaunchReader : public IRVisitor {
   }
   void visit_Allocate(const Allocate* node) override {
     if (node->buffer->scope == MemoryScope::shared) {
-      int64_t bytes = buffer_bytes(*node->buffer, func_.name);
-      launch_.shared_bytes += (bytes + 15) / 16 * 16;
+      launch_.shared_bytes += shared_slot_bytes(*node->buffer, func_.name);
     } else if (node->buffer->scope == MemoryScope::global) {
       fail("{}: global buffer {} is allocated inside a launch; only the host code may "
            "allocate global memory",
@@ -100,7 +97,7 @@ class LaunchReader : public IRVisitor {
            func_.name, node->var.as<Var>()->name, node->thread_axis,
            extent ? std::to_string(extent->value) : "that is not a constant");
     }
-    int64_t& dim = dims[axis_index(node->thread_axis)];
+    int64_t& dim = dims[gpu_axis(node->thread_axis)->dim];  // the verifier checked the axis
     dim = std::max(dim, extent->value);
   }
   void use(const Buffer& buffer) {
@@ -112,9 +109,7 @@ class LaunchReader : public IRVisitor {
   const PrimFunc& func_;
   const std::vector<Buffer>& args_;
   LaunchNest& launch_;
-
- public:
-  std::set<int> used_;
+  std::set<int> used_;  // indices into args_
 };
 
 class HostWalk {
@@ -149,9 +144,7 @@ class HostWalk {
   void launch(const Stmt& s) {
     LaunchNest nest;
     nest.body = s;
-    LaunchReader reader(func_, args_, nest);
-    reader.read(s);
-    nest.args.assign(reader.used_.begin(), reader.used_.end());
+    LaunchReader(func_, args_, nest).read(s);
     int64_t threads = nest.block[0] * nest.block[1] * nest.block[2];
     if (threads > kMaxThreadsPerBlock) {
       fail("{}: a thread block of {} x {} x {} threads; CUDA allows at most {}", func_.name,

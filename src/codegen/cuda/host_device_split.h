@@ -40,11 +40,11 @@ struct HostPlan {
 // over `target`'s per-block limit.
 HostPlan split_host_device(const loop::PrimFunc& func, const Target& target);
 
-// The index of a GPU axis ("blockIdx.y" → 1), and whether it is a block axis.
-int axis_index(const std::string& thread_axis);
-bool is_block_axis(const std::string& thread_axis);
-
 // A buffer's bytes in memory (its span times its element size); Error if it does not fit.
 int64_t buffer_bytes(const loop::BufferNode& buffer, const std::string& func);
+
+// The bytes a shared buffer takes of its launch's shared memory: buffer_bytes rounded up
+// to 16, so that every buffer of a launch starts 16-byte aligned.
+int64_t shared_slot_bytes(const loop::BufferNode& buffer, const std::string& func);
 
 }  // namespace minic::codegen

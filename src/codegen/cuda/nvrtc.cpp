@@ -43,6 +43,7 @@ constexpr nvrtcResult kNvrtcSuccess = 0;
 
 struct Nvrtc {
   std::string path;
+  std::string version_text;  // "13.0", read when the library is opened
   nvrtcResult (*version)(int* major, int* minor) = nullptr;
   const char* (*error_string)(nvrtcResult) = nullptr;
   nvrtcResult (*create)(nvrtcProgram*, const char* source, const char* name, int num_headers,
@@ -97,7 +98,11 @@ const Nvrtc* open_nvrtc(std::string* tried = nullptr) {
                       resolve(library, "nvrtcGetPTX", nvrtc.ptx) &&
                       resolve(library, "nvrtcGetCUBINSize", nvrtc.cubin_size) &&
                       resolve(library, "nvrtcGetCUBIN", nvrtc.cubin);
-      if (complete) return std::pair{std::optional<Nvrtc>(nvrtc), std::string()};
+      int major = 0, minor = 0;
+      if (complete && nvrtc.version(&major, &minor) == kNvrtcSuccess) {
+        nvrtc.version_text = fmt::format("{}.{}", major, minor);
+        return std::pair{std::optional<Nvrtc>(nvrtc), std::string()};
+      }
       dlclose(library);
     }
     return std::pair{std::optional<Nvrtc>(), fmt::format("{}", fmt::join(paths, ", "))};
@@ -133,9 +138,8 @@ std::string output(nvrtcProgram program, SizeFn size_fn, CopyFn copy_fn, bool te
 
 std::optional<std::string> nvrtc_version() {
   const Nvrtc* nvrtc = open_nvrtc();
-  int major = 0, minor = 0;
-  if (!nvrtc || nvrtc->version(&major, &minor) != kNvrtcSuccess) return std::nullopt;
-  return fmt::format("{}.{}", major, minor);
+  if (!nvrtc) return std::nullopt;
+  return nvrtc->version_text;
 }
 
 CudaBinary compile_cuda(const std::string& source, const std::string& arch, bool ptxas_verbose) {
@@ -144,10 +148,8 @@ CudaBinary compile_cuda(const std::string& source, const std::string& arch, bool
   const Nvrtc& nvrtc = require_nvrtc();
   std::vector<std::string> options = {"--gpu-architecture=" + arch, "--std=c++17"};
   if (ptxas_verbose) options.push_back("--ptxas-options=-v");
-  int major = 0, minor = 0;
-  nvrtc.version(&major, &minor);
   std::string key =
-      fmt::format("NVRTC {}.{}\n{}\n{}", major, minor, fmt::join(options, " "), source);
+      fmt::format("NVRTC {}\n{}\n{}", nvrtc.version_text, fmt::join(options, " "), source);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = compiled.find(key); it != compiled.end()) return it->second;

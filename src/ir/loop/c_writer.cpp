@@ -18,6 +18,8 @@ namespace minic::loop {
 
 using namespace c_syntax;
 
+namespace {
+
 // The scalar expression one lane of a vector expression computes, `lane` being the lane.
 class LaneRewriter : public IRMutator {
  public:
@@ -43,8 +45,6 @@ class LaneRewriter : public IRMutator {
  private:
   Expr lane_;
 };
-
-namespace {
 
 class StoredBuffers : public IRVisitor {
  public:

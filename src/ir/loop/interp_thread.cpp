@@ -19,6 +19,8 @@
 // Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "interp_thread.h"
 
+#include "minic/ir/loop/gpu_axis.h"
+
 namespace minic::loop::interp {
 
 namespace {
@@ -31,10 +33,8 @@ bool is_barrier(const Expr& expr) {
 }  // namespace
 
 int thread_idx_dim(const std::string& axis) {
-  if (axis == "threadIdx.x") return 0;
-  if (axis == "threadIdx.y") return 1;
-  if (axis == "threadIdx.z") return 2;
-  return -1;
+  std::optional<GpuAxis> gpu = gpu_axis(axis);
+  return gpu && !gpu->block ? gpu->dim : -1;
 }
 
 Thread::Thread(ThreadBlock* block, int64_t id, const Thread& host)

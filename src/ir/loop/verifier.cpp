@@ -14,6 +14,7 @@
 // Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "minic/ir/loop/verifier.h"
 
+#include "minic/ir/loop/gpu_axis.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
 
@@ -56,14 +57,6 @@ std::optional<Interval> multiply(Interval a, Interval b) {
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-bool is_thread_idx(const std::string& axis) {
-  return axis == "threadIdx.x" || axis == "threadIdx.y" || axis == "threadIdx.z";
-}
-
-bool is_block_idx(const std::string& axis) {
-  return axis == "blockIdx.x" || axis == "blockIdx.y" || axis == "blockIdx.z";
 }
 
 bool is_barrier(const Expr& expr) {
@@ -128,8 +121,8 @@ class Verifier : public IRVisitor {
     }
     bool thread_loop = false;
     if (node->for_kind == ForKind::thread_binding) {
-      thread_loop = is_thread_idx(node->thread_axis);
-      if (!thread_loop && !is_block_idx(node->thread_axis)) {
+      thread_loop = is_thread_axis(node->thread_axis);
+      if (!thread_loop && !is_block_axis(node->thread_axis)) {
         error("loop {} is bound to '{}', which is not blockIdx.x/y/z or threadIdx.x/y/z",
               var->name, node->thread_axis);
       }

@@ -24,6 +24,7 @@
 
 #include "pass_util.h"
 
+#include "minic/ir/loop/gpu_axis.h"
 #include "minic/ir/loop/visitor.h"
 
 #include <algorithm>
@@ -112,7 +113,7 @@ class StorageRewriter : public IRMutator {
  public:
   Stmt mutate_For(const For* node, const Stmt& self) override {
     bool thread_loop = node->for_kind == ForKind::thread_binding &&
-                       node->thread_axis.rfind("threadIdx", 0) == 0;
+                       is_thread_axis(node->thread_axis);
     thread_loops_ += thread_loop ? 1 : 0;
     Stmt result = IRMutator::mutate_For(node, self);
     thread_loops_ -= thread_loop ? 1 : 0;

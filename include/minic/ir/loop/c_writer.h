@@ -35,8 +35,6 @@
 
 namespace minic::loop {
 
-class LaneRewriter;
-
 class CWriter {
  public:
   virtual ~CWriter() = default;
