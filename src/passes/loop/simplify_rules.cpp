@@ -97,6 +97,19 @@ Condition multiple_of(Pattern e, Pattern c) {
   return [e, c](const Match& m) { return m.value(c) > 0 && is_multiple(m[e], m.value(c)); };
 }
 
+// True if `sum` is `term`, or a sum (a + b, a - b) whose first operand, or a sum whose
+// second operand, holds it added: (i + j) + k holds i, j and k; i - j holds i.
+bool holds_term(const Expr& sum, const Expr& term) {
+  if (pass_util::equal_exprs(sum, term)) return true;
+  if (const Add* add = sum.as<Add>()) return holds_term(add->a, term) || holds_term(add->b, term);
+  if (const Sub* sub = sum.as<Sub>()) return holds_term(sub->a, term);
+  return false;
+}
+
+Condition holds(Pattern sum, Pattern term) {
+  return [sum, term](const Match& m) { return holds_term(m[sum], m[term]); };
+}
+
 // The range of a - b: from their ranges, narrowed by that of their simplified difference
 // (which sees that i - i is 0).
 IntBound difference(const Expr& a, const Expr& b, const VarBounds& bounds) {
@@ -214,6 +227,8 @@ const std::vector<Rule>& rule_table() {
       {index, x - (x + y), 0 - y},
       {index, (x + y) - (x + z), y - z},
       {index, (x + y) - (z + y), x - z},
+      {index, (x + y) - z, (x - z) + y, holds(x, z)},  // (i + j + k) - i → j + k
+      {index, (x + y) - z, x + (y - z), holds(y, z)},
 
       // Division and remainder. Truncating ones of a value >= 0 round like floor ones.
       {index, x / c1, floordiv(x, c1), positive(c1) && non_negative(x)},
