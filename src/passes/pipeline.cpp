@@ -4,7 +4,8 @@
 // Read top to bottom. The graph pipeline cleans up what exporters leave behind, folds what
 // is known before running, recognises decomposed ops, then groups what remains into fused
 // kernels. The loop pipeline takes each kernel, after its schedule, to what code generation
-// wants: plain loops, small staging buffers, one-dimensional memory, vector code.
+// wants: plain loops, small staging buffers, one-dimensional memory, vector code, and
+// on the GPU the barriers between threads that share memory.
 //
 // Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #include "minic/passes/pipeline.h"
@@ -40,6 +41,7 @@ const std::vector<std::string>& default_loop_pipeline() {
       "flatten-buffers",  // buffers one-dimensional: (p / W) * W + p % W, to simplify to p
       "simplify",         // index arithmetic simplified with the loop bounds
       "vectorize-loops",  // vectorized loops → vector code (ramp, broadcast)
+      "insert-barriers",  // GPU: a barrier where threads share a shared buffer's elements
   };
   return pipeline;
 }
