@@ -22,7 +22,11 @@
 //   - no reduction variable of a block below is bound to it (the threads or thread blocks
 //     would race on the accumulator);
 //   - a blockIdx loop is not inside a threadIdx loop; a threadIdx loop holds no blockIdx
-//     loop; no loop around or inside is bound to the same axis;
+//     loop; no loop around or inside is bound to the same axis, except a threadIdx loop
+//     of the same constant extent: then the inner loop is the same thread again, each
+//     thread of the outer loop running one iteration of the inner one, its own (how the
+//     threads of a block copy a tile into shared memory together, under the loops that
+//     give each thread its outputs);
 //   - its iterations are independent (iteration_analysis.h). A thread block's shared and
 //     local buffers are its own (for blockIdx) and a thread's local buffers are its own
 //     (for threadIdx): GPU memory of those scopes does not outlive them, so the test
@@ -35,6 +39,7 @@
 
 #include "iteration_analysis.h"
 #include "loop_tree.h"
+#include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/gpu_axis.h"
 #include "minic/support/error.h"
 
@@ -42,10 +47,6 @@
 #include <iterator>
 
 namespace minic::schedule {
-namespace {
-
-
-}  // namespace
 
 void bind(PrimFunc& func, const Expr& loop, const std::string& thread_axis) {
   if (!loop::gpu_axis(thread_axis)) {
@@ -65,8 +66,14 @@ void bind(PrimFunc& func, const Expr& loop, const std::string& thread_axis) {
     fail("bind: loop {} feeds {}: the GPU threads would race on the accumulator", name, use);
   }
   bool block_axis = loop::is_block_axis(thread_axis);
+  std::optional<int64_t> extent = loop::as_const_int(node.extent);
+  // The same thread again: a threadIdx loop of the same axis and constant extent.
+  auto same_thread = [&](const loop::For& other) {
+    return !block_axis && extent && other.thread_axis == thread_axis &&
+           loop::as_const_int(other.extent) == extent;
+  };
   auto conflicts = [&](const loop::For& other) {
-    if (other.for_kind != loop::ForKind::thread_binding) return false;
+    if (other.for_kind != loop::ForKind::thread_binding || same_thread(other)) return false;
     return other.thread_axis == thread_axis || (block_axis && !loop::is_block_axis(other.thread_axis));
   };
   for (const loop::For* around : loops_on_path(path)) {
@@ -76,7 +83,7 @@ void bind(PrimFunc& func, const Expr& loop, const std::string& thread_axis) {
     }
   }
   auto conflicts_below = [&](const loop::For& other) {
-    if (other.for_kind != loop::ForKind::thread_binding) return false;
+    if (other.for_kind != loop::ForKind::thread_binding || same_thread(other)) return false;
     return other.thread_axis == thread_axis || (!block_axis && loop::is_block_axis(other.thread_axis));
   };
   if (const loop::For* inner = find_loop_where(node.body, conflicts_below)) {

@@ -39,7 +39,9 @@
 // Algorithm:
 //   1. check the preconditions;
 //   2. the region of B the blocks under `loop` read per iteration of `loop` (region.h),
-//      in terms of `loop` and the loops above it;
+//      in terms of `loop` and the loops above it; for B in shared memory, the threadIdx
+//      loops above vary too: the region is what the whole thread block reads, which its
+//      threads then copy together (bind the new loops to the same threadIdx axes);
 //   3. regenerate the producer's loops: each spatial variable runs over its dimension of
 //      that region, each reduction variable over its whole extent, with a predicate where
 //      the region could leave the domain (regenerate_nest);
@@ -159,18 +161,22 @@ void compute_at(PrimFunc& func, const std::string& block_name, const Expr& loop_
   require(kPrimitive, readers_are_under_loop(func, move, buffer));
   require(kPrimitive, inputs_unchanged_until_loop(func, move));
 
-  // 2. The region of B read in one iteration of the loop.
-  LoopScope fixed = scope_of_path(move.loop_path, kPrimitive);
+  // 2. The region of B read in one iteration of the loop (by all the threads of a block,
+  // for a shared B).
+  LoopScope scope = scope_of_path(move.loop_path, kPrimitive);
+  LoopScope fixed = scope;
+  std::vector<loop::LoopAround> threads;
+  if (buffer->scope == loop::MemoryScope::shared) threads = take_thread_loops(move.loop_path, fixed);
   const loop::For& loop = *move.loop_path.back().as<loop::For>();
   std::optional<Region> region =
-      accessed_region(loop.body, buffer, AccessKind::load, fixed, kPrimitive);
+      accessed_region(loop.body, buffer, AccessKind::load, fixed, kPrimitive, threads);
   require(kPrimitive, is_read_under_loop(region, move, buffer));
 
   // 3. The producer's loops over that region.
   std::vector<size_t> positions = *iter_var_positions(block, block.body.as<loop::Store>()->indices);
   std::vector<std::optional<DimRange>> ranges(block.iter_vars.size());
   for (size_t d = 0; d < positions.size(); ++d) ranges[positions[d]] = (*region)[d];
-  Stmt nest = regenerate_nest(block, ranges, fixed);
+  Stmt nest = regenerate_nest(block, ranges, scope);
 
   // 4. The new nest first in the loop's body.
   commit_body(func, move_nest_into_loop(func, move, nest, /*at_start=*/true), kPrimitive);

@@ -7,6 +7,8 @@
 
 #include "block_edit.h"
 
+#include "minic/ir/loop/gpu_axis.h"
+
 #include "minic/support/error.h"
 
 #include <fmt/format.h>
@@ -60,10 +62,35 @@ LoopScope scope_of_path(const std::vector<loop::Stmt>& path, const std::string& 
   return scope;
 }
 
+std::vector<loop::LoopAround> take_thread_loops(const std::vector<loop::Stmt>& path,
+                                                LoopScope& fixed) {
+  std::vector<loop::LoopAround> threads;
+  for (const loop::Stmt& stmt : path) {
+    const auto* node = stmt.as<loop::For>();
+    if (!node || node->for_kind != loop::ForKind::thread_binding ||
+        !loop::is_thread_axis(node->thread_axis)) {
+      continue;
+    }
+    threads.push_back({node, node->min, node->extent});
+    auto at = std::find_if(fixed.vars.begin(), fixed.vars.end(),
+                           [&](const Expr& var) { return var.same_as(node->var); });
+    if (at == fixed.vars.end()) continue;
+    size_t index = static_cast<size_t>(at - fixed.vars.begin());
+    fixed.vars.erase(at);
+    fixed.exact.erase(fixed.exact.begin() + static_cast<std::ptrdiff_t>(index));
+    fixed.bounds.erase(node->var.as<Var>());
+  }
+  return threads;
+}
+
 std::optional<Region> accessed_region(const loop::Stmt& stmt, const loop::BufferNode* buffer,
                                       AccessKind kind, const LoopScope& fixed,
-                                      const std::string& primitive) {
+                                      const std::string& primitive,
+                                      const std::vector<loop::LoopAround>& around) {
   std::vector<loop::Access> accesses = loop::collect_accesses(stmt, {.bindings = true});
+  for (loop::Access& access : accesses) {
+    access.loops.insert(access.loops.begin(), around.begin(), around.end());
+  }
   loop::RegionResult result = loop::region_of(accesses, buffer, kind, fixed);
   if (result.unbounded) fail("{}: {}", primitive, *result.unbounded);
   return result.region;

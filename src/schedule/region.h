@@ -36,13 +36,21 @@ using loop::unite;
 // `primitive` if a loop's range cannot be bounded.
 LoopScope scope_of_path(const std::vector<loop::Stmt>& path, const std::string& primitive);
 
+// The threadIdx loops of `path` taken out of `fixed` (its scope_of_path) and returned as
+// loops to relax around every access: the region of a shared buffer covers all the
+// threads of a block, which share it (TVM's rule too), so under a threadIdx loop it is
+// the block's tile, not one thread's part of it.
+std::vector<loop::LoopAround> take_thread_loops(const std::vector<loop::Stmt>& path,
+                                                LoopScope& fixed);
+
 // The region of `buffer` that `stmt` loads (or stores) in one iteration of the loops
 // `fixed` (which surround `stmt`), or nullopt if `stmt` never touches it that way:
-// loop::region_of over the accesses of `stmt`. Fails naming `primitive` where an index
-// cannot be bounded.
+// loop::region_of over the accesses of `stmt`, the loops `around` (outside `stmt`, not
+// in `fixed`) relaxed too. Fails naming `primitive` where an index cannot be bounded.
 std::optional<Region> accessed_region(const loop::Stmt& stmt, const loop::BufferNode* buffer,
                                       AccessKind kind, const LoopScope& fixed,
-                                      const std::string& primitive);
+                                      const std::string& primitive,
+                                      const std::vector<loop::LoopAround>& around = {});
 
 // The block under new loops ax0, ax1, ... that run each iteration variable over its range
 // (`ranges[k]` for the k-th, given in the fixed loops; its whole extent where nullopt): a

@@ -2,7 +2,8 @@
 //
 // Invariant: every access of a compacted buffer reads or writes the element it did
 // before, renamed: index - minimum, dimension by dimension, where the minimum is the same
-// for every access and depends only on loops outside the new allocation.
+// for every access and depends only on loops outside the new allocation, or (a shared
+// buffer) on loops inside it whose iterations use disjoint parts of the buffer.
 //
 // Algorithm, for each Allocate of buffer X (row-major strides, no blocks inside):
 //   1. Scope: from the Allocate's body go down while one statement holds every access of
@@ -11,16 +12,32 @@
 //      (then no value flows from one iteration to the next through X, and each iteration
 //      may have its own copy): in some dimension every access lies in [m, m + e), m the
 //      same expression for all of them, and m grows by at least e from one iteration to
-//      the next. Never into a GPU thread loop (its iterations are threads). The statement
-//      reached is the new home of X.
-//   2. Region: for every access below it, collect the ranges of the loops between the
-//      home and the access. Per dimension, the minimum of an index is the index with each
-//      of those loop variables at its smallest value; the rest (index - minimum,
+//      the next. Into a GPU loop by its scope: every thread block has its own shared
+//      and local memory, every thread its own local memory, so a blockIdx loop is entered
+//      by shared and local buffers, a threadIdx loop by local ones, each iteration with
+//      its copy. A shared buffer stops at the first threadIdx loop, which is its home
+//      (the threads of a block share one copy), but the descent goes on below it to find
+//      the statement whose iterations fix the region: the threadIdx loops passed vary
+//      like the loops inside (the region covers every thread), and a loop entered below
+//      them because its iterations are disjoint reuses the one copy in each iteration
+//      (insert-barriers orders the threads' reuse). A global buffer enters no GPU loop.
+//      Without a threadIdx loop the statement reached is the new home of X.
+//   2. Region: for every access below the statement reached, collect the ranges of the
+//      loops between it and the access, and of the threadIdx loops passed. Per
+//      dimension, the minimum of an index is the index with each of those loop
+//      variables at its smallest value; the rest (index - minimum,
 //      simplified) must depend on those loops only and be at least 0; its largest value
 //      + 1 is the extent. All accesses must agree on the minimum.
 //   3. Rewrite: a buffer of the new extents (a dimension that did not pass step 2 keeps
 //      its whole extent, minimum 0), every index shifted by its minimum, and the Allocate
 //      moved to the home.
+//
+//   for bx in 0..4 bind(blockIdx.x) {           S (shared f32[4, 64]) becomes f32[1, 16]:
+//     for tx in 0..16 bind(threadIdx.x) {       home: bx's body (one copy a block);
+//       for ko in 0..4 {                        region: ko's body, tx varying: the
+//         S[bx, ko * 16 + tx] = ...             elements ko * 16 + [0, 15], minimum
+//         for k in 0..16 {                      ko * 16; each ko reuses the 16.
+//           ... S[bx, ko * 16 + k] ...
 //
 // Chapter: docs/module4-schedules.md#3-loop-passes
 #include "minic/passes/loop/compact_buffers.h"
@@ -28,6 +45,7 @@
 
 #include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
+#include "minic/ir/loop/gpu_axis.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/passes/loop/simplify.h"
 #include "pass_util.h"
@@ -163,15 +181,18 @@ Stmt rebuild(const std::vector<Stmt>& path, size_t at, const Stmt& replacement) 
 }
 
 // The region of each dimension that the accesses of `buffer` inside `scope` cover, the
-// loops inside `scope` varying (nullopt for a dimension that must stay whole). Empty if
-// `scope` has a block or no access.
-std::vector<std::optional<DimRegion>> regions_in(const Stmt& scope, const BufferNode* buffer) {
+// loops inside `scope` and those of `threads` (threadIdx loops above it) varying (nullopt
+// for a dimension that must stay whole). Empty if `scope` has a block or no access.
+std::vector<std::optional<DimRegion>> regions_in(const Stmt& scope, const BufferNode* buffer,
+                                                 const VarBounds& threads) {
   std::vector<Access> all = collect_accesses(scope);
   bool has_block = std::any_of(all.begin(), all.end(),
                                [](const Access& access) { return access.block; });
   std::vector<BoundedAccess> accesses;
   for (const Access& access : accesses_of(all, buffer)) {
-    accesses.push_back({access.indices, constant_ranges(access.loops)});
+    VarBounds inner = constant_ranges(access.loops);
+    inner.insert(threads.begin(), threads.end());
+    accesses.push_back({access.indices, inner});
   }
   if (has_block || accesses.empty()) return {};
   std::vector<std::optional<DimRegion>> regions;
@@ -180,15 +201,22 @@ std::vector<std::optional<DimRegion>> regions_in(const Stmt& scope, const Buffer
 }
 
 // True if the iterations of `loop` use disjoint parts of `buffer` (step 1).
-bool iterations_disjoint(const For& loop, const BufferNode* buffer) {
+bool iterations_disjoint(const For& loop, const BufferNode* buffer, const VarBounds& threads) {
   const Var* var = loop.var.as<Var>();
-  for (const std::optional<DimRegion>& region : regions_in(loop.body, buffer)) {
+  for (const std::optional<DimRegion>& region : regions_in(loop.body, buffer, threads)) {
     if (!region || !uses_var(region->min, var)) continue;
     Expr next = substitute(region->min, {{var, loop.var + 1}});
     std::optional<int64_t> step = as_const_int(simplify_expr(next - region->min, {}));
     if (step && *step >= region->extent) return true;
   }
   return false;
+}
+
+// True if `buffer` may be allocated inside the GPU loop `loop`, one copy per iteration
+// (step 1): a blockIdx loop for shared and local buffers, a threadIdx loop for local ones.
+bool has_copy_per_iteration(const For& loop, const BufferNode& buffer) {
+  if (buffer.scope == MemoryScope::local) return true;
+  return buffer.scope == MemoryScope::shared && is_block_axis(loop.thread_axis);
 }
 
 class Compactor : public IRMutator {
@@ -199,13 +227,26 @@ class Compactor : public IRMutator {
     Stmt unchanged = body.same_as(node->body) ? self : Allocate::make(node->buffer, body);
     if (!row_major(*buffer)) return unchanged;
 
-    // 1. The home: the innermost statement holding every access.
+    // 1. The home, and the statement whose iterations fix the region (the last of path).
     std::vector<Stmt> path = {body};
+    std::optional<size_t> shared_home;  // where a shared buffer met a threadIdx loop
+    VarBounds threads;                  // the threadIdx loops passed below it
     while (true) {
       const Stmt& current = path.back();
       if (const For* loop = current.as<For>()) {
-        if (loop->for_kind == ForKind::thread_binding) break;
-        if (!iterations_disjoint(*loop, buffer)) break;
+        if (loop->for_kind == ForKind::thread_binding) {
+          if (!has_copy_per_iteration(*loop, *buffer)) {
+            std::optional<int64_t> min = as_const_int(loop->min);
+            std::optional<int64_t> extent = as_const_int(loop->extent);
+            bool shared_threads = buffer->scope == MemoryScope::shared &&
+                                  is_thread_axis(loop->thread_axis) && min && extent;
+            if (!shared_threads || *extent <= 0) break;
+            if (!shared_home) shared_home = path.size() - 1;
+            threads[loop->var.as<Var>()] = {*min, *min + *extent - 1};
+          }
+        } else if (!iterations_disjoint(*loop, buffer, threads)) {
+          break;
+        }
         path.push_back(loop->body);
       } else if (const Allocate* inner = current.as<Allocate>()) {
         path.push_back(inner->body);
@@ -220,10 +261,10 @@ class Compactor : public IRMutator {
         break;
       }
     }
-    const Stmt& home = path.back();
+    size_t home = shared_home.value_or(path.size() - 1);
 
     // 2. The region.
-    std::vector<std::optional<DimRegion>> regions = regions_in(home, buffer);
+    std::vector<std::optional<DimRegion>> regions = regions_in(path.back(), buffer, threads);
     if (regions.empty()) return unchanged;
     std::vector<int64_t> shape = buffer->shape;
     std::vector<Expr> mins(shape.size());
@@ -235,11 +276,12 @@ class Compactor : public IRMutator {
       mins[d] = region->min;
       smaller = true;
     }
-    if (!smaller && path.size() == 1) return unchanged;
+    if (!smaller && home == 0) return unchanged;
 
     // 3. The compact buffer, allocated at the home.
     Buffer compact = BufferNode::make(buffer->name, buffer->dtype, shape, buffer->scope);
-    Stmt rebased = Rebase(buffer, compact, mins).mutate(home);
+    path.resize(home + 1);
+    Stmt rebased = Rebase(buffer, compact, mins).mutate(path.back());
     return rebuild(path, 0, Allocate::make(compact, rebased));
   }
 };
