@@ -3,7 +3,8 @@
 #
 # The same kind of trace as tutorial 4, for a CUDA target: the rows and columns of C are
 # split into tiles, the tiles bound to thread blocks and the elements of a tile to
-# threads. After each step the tutorial prints the CUDA C that minic's CUDA back end
+# threads; then the k loop in steps whose tiles of A and B the threads copy into shared
+# memory together (the barriers come from the insert-barriers pass). After each step the tutorial prints the CUDA C that minic's CUDA back end
 # writes for the kernel, and checks the schedule on the loop interpreter (`--check`): it
 # runs the GPU code thread block by thread block, with every thread's memory accesses
 # checked for races, and compares the results with the unscheduled kernel's. At the end a
@@ -19,7 +20,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 expect() {  # expect PATTERN FILE: the output must contain PATTERN
-  grep -q -- "$1" "$2" || { echo "expected '$1' in the output above" >&2; exit 1; }
+  grep -qF -- "$1" "$2" || { echo "expected '$1' in the output above" >&2; exit 1; }
 }
 
 # C = A * B, 64 x 64 x 64: small, so that the interpreter checks each step in a moment.
@@ -64,11 +65,31 @@ apply 'bind(j1, "threadIdx.x")' "an element per thread: 16 x 16 threads a block"
 expect "grid (4, 4, 1), block (16, 16, 1)" "$work/step.cu"
 expect "const int64_t j_1 = (int64_t)threadIdx.x;" "$work/step.cu"
 
-# A schedule that races is refused by bind before anything runs: k feeds the reduction.
-echo 'bind(k, "threadIdx.z")' >> "$work/gemm.trace"
-printf '\n\033[1m$ %s\033[0m\n' "(append) bind(k, \"threadIdx.z\")"
+# Every thread still reads a row of A and a column of B from global memory. The block's
+# threads can share them: for each step of 16 along k, they copy the 16 x 16 tiles of A
+# and B into shared memory together, then read them from there. compute_at under a
+# threadIdx loop takes a shared buffer's region for the whole block; binding the copy's
+# loops to the same threadIdx axes (same extents) gives each thread one element to copy.
+# The loop passes shrink the tiles to 16 x 16 and add the barriers (insert-barriers).
+apply 'k0, k1 = split(k, [-1, 16])' "k in steps of 16"
+# (cache_read alone would copy all of A before the launch: a step CUDA cannot run.)
+apply $'a = cache_read(b, 0, "shared")\ncompute_at(a, k0)' \
+  "A through shared memory: the tile of each k step, each thread copying all of it"
+apply 'ai0, aj0, ai1, aj1, ak0, ar, ac = get_loops(a)' "name the copy's loops"
+apply 'bind(ar, "threadIdx.y")' "the tile's rows over threadIdx.y"
+apply 'bind(ac, "threadIdx.x")' "one element of the A tile per thread"
+apply $'bt = cache_read(b, 1, "shared")\ncompute_at(bt, k0)' "B through shared memory, by tiles"
+apply 'bi0, bj0, bi1, bj1, bk0, br, bc = get_loops(bt)' "name the copy's loops"
+apply 'bind(br, "threadIdx.y")' "the tile's rows over threadIdx.y"
+apply 'bind(bc, "threadIdx.x")' "one element of the B tile per thread"
+expect "__shared__ float A_shared[256];" "$work/step.cu"
+expect "__syncthreads();" "$work/step.cu"
+
+# A schedule that races is refused by bind before anything runs: k1 feeds the reduction.
+echo 'bind(k1, "threadIdx.z")' >> "$work/gemm.trace"
+printf '\n\033[1m$ %s\033[0m\n' "(append) bind(k1, \"threadIdx.z\")"
 if "$minic" schedule "$work/gemm.mloop" --trace "$work/gemm.trace" 2> "$work/err.txt"; then
-  echo "expected bind(k) to be refused" >&2
+  echo "expected bind(k1) to be refused" >&2
   exit 1
 fi
 cat "$work/err.txt"

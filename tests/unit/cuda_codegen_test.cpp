@@ -58,9 +58,79 @@ TEST_CASE("the default GPU schedule keeps every kernel's results", "[cuda][sched
     std::string text = loop::print_func(scheduled);
     CHECK(count(text, "bind(blockIdx.x)") >= 1);
     CHECK(count(text, "bind(threadIdx.x)") >= 1);
-    check_same_outputs(func, scheduled, 11, kernel.exact);
+    // A staged kernel (the GEMM rule's registers and shared tiles) runs only once
+    // compact-buffers has placed its buffers in the thread blocks and threads.
+    if (count(text, " local {") == 0) check_same_outputs(func, scheduled, 11, kernel.exact);
     check_same_flat_outputs(func, gpu_compiled(func), 12, kernel.exact);
   }
+}
+
+// C[b, i, j] = sum over k of A[b, i, k] * B[b, k, j]: a batch of GEMMs.
+const char* const kBatchedGemm = R"(func @bmm(A: f32[2,32,16], B: f32[2,16,64], C: f32[2,32,64]) {
+  for b in 0..2 {
+    for i in 0..32 {
+      for j in 0..64 {
+        for k in 0..16 {
+          block C(vb = spatial(2) b, vi = spatial(32) i, vj = spatial(64) j, vk = reduce(16) k) {
+            reads(A[vb, vi, vk], B[vb, vk, vj], C[vb, vi, vj]) writes(C[vb, vi, vj])
+            init { C[vb, vi, vj] = 0.0 }
+            C[vb, vi, vj] = C[vb, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
+          }
+        }
+      }
+    }
+  }
+})";
+
+TEST_CASE("the GPU GEMM rule: shared tiles, register tiles, barriers", "[cuda][schedule]") {
+  struct Case {
+    const char* text;
+    const char* a_tile;  // the shared A tile after the loop passes
+    const char* b_tile;
+    const char* registers;  // the thread's accumulator
+    const char* blocks;     // the grid
+    size_t barriers;        // 2 in a loop over k steps, 1 for a single step
+  };
+  // kGemmKernel: 64 x 48 x 32, 4 x 1 register tiles, two k steps; the batch: 2 x 32 x
+  // 64 x 16, 2 x 4 register tiles, one k step, the batch on blockIdx.z.
+  for (const Case& c : {Case{kGemmKernel, "A_shared: f32[1024] shared", "B_shared: f32[256] shared",
+                             "C_local: f32[4] local", "grid (3, 1, 1)", 2},
+                        Case{kBatchedGemm, "A_shared: f32[512] shared",
+                             "B_shared: f32[1024] shared", "C_local: f32[8] local",
+                             "grid (1, 1, 2)", 1}}) {
+    loop::PrimFunc func = parse_func(c.text);
+    loop::PrimFunc compiled = gpu_compiled(func);
+    std::string text = loop::print_func(compiled);
+    INFO(text);
+    CHECK(count(text, c.a_tile) == 1);
+    CHECK(count(text, c.b_tile) == 1);
+    CHECK(count(text, c.registers) == 1);
+    // One barrier before each k step's copies (the threads may still read the last
+    // step's tiles), one between the copies and their use; the first is not needed
+    // where there is one k step, which simplify leaves as no loop.
+    CHECK(count(text, "barrier()") == c.barriers);
+    CHECK(count(text, "bind(threadIdx.y)") == 3);  // the thread's rows, and both copies'
+    loop::LoopModule module{{compiled}};
+    CHECK(codegen::emit_cuda(module, gpu()).source.find(c.blocks) != std::string::npos);
+    check_same_flat_outputs(func, compiled, 13, true);
+  }
+}
+
+TEST_CASE("the GPU GEMM rule leaves what it cannot tile to one thread per output",
+          "[cuda][schedule]") {
+  // 20 rows: not a multiple of 16.
+  std::string text = kGemmKernel;
+  for (const char* from : {"64,32]", "64,48]", "spatial(64)", "0..64"}) {
+    std::string to = std::string(from);
+    to.replace(to.find("64"), 2, "20");
+    text.replace(text.find(from), std::string(from).size(), to);
+  }
+  loop::PrimFunc func = parse_func(text);
+  std::string scheduled = loop::print_func(default_gpu_schedule(func, gpu()));
+  INFO(scheduled);
+  CHECK(count(scheduled, "shared") == 0);
+  CHECK(count(scheduled, "fused") >= 1);  // the one-thread-per-output rule's fused loop
+  check_same_flat_outputs(func, gpu_compiled(func), 14, true);
 }
 
 TEST_CASE("the GPU rules need a CUDA target", "[cuda][schedule]") {

@@ -13,13 +13,15 @@
 //
 // A reduction then runs serially in its thread, one output per thread: right for softmax
 // rows and pooling windows of moderate size, far from the GPU's peak for GEMM and
-// convolution, whose tiled rules (shared memory, register tiles) build on this one. A
-// block whose loops feed both kinds of variables, or that has no loop, keeps its loops
-// and runs as a launch of one thread (the CUDA back end's rule for unbound host code).
+// convolution. A GEMM whose tiles fit (gpu_gemm.cpp) gets the tiled rule instead: shared-
+// memory tiles of A and B, a register tile of C in each thread. A block whose loops feed
+// both kinds of variables, or that has no loop, keeps its loops and runs as a launch of
+// one thread (the CUDA back end's rule for unbound host code).
 //
 // Chapter: docs/module6-cuda.md#the-default-gpu-schedule
 #include "minic/schedule/rules.h"
 
+#include "gpu_rules.h"
 #include "minic/schedule/block_roles.h"
 #include "minic/schedule/primitives.h"
 #include "minic/schedule/schedule.h"
@@ -41,6 +43,18 @@ void schedule_block(Schedule& sch, const std::string& name) {
     std::vector<LoopRef> loops = attempt.get_loops(block);
     LoopRoles roles = loop_roles(attempt, block, loops);
     if (roles.mixed || roles.spatial.empty()) return;
+    if (is_multiply_accumulate(get_block(attempt.func(), name))) {
+      try {
+        Schedule gemm = attempt;
+        schedule_gpu_gemm(gemm, block, roles);
+        sch = std::move(gemm);
+        return;
+      } catch (const InternalError&) {
+        throw;  // a bug, not a refusal
+      } catch (const Error&) {
+        // Not a GEMM the tiled rule fits: one thread per output.
+      }
+    }
     std::vector<LoopRef> order = roles.spatial;
     order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
     bool in_order = order.size() == loops.size() &&
