@@ -143,6 +143,11 @@ TEST_CASE("simplify: identities and gathered constants", "[loop_pass]") {
   CHECK(simplified((i + 1) + j) == "i + j + 1");
   CHECK(simplified(i * 3 + i * 5) == "i * 8");
   CHECK(simplified(i + i) == "i * 2");
+  // A term subtracted from a longer sum that holds it.
+  Expr k = Var::make("k");
+  CHECK(simplified(i * 64 + j * 16 + k - i * 64) == "j * 16 + k");
+  CHECK(simplified(i + (j + k) - k) == "i + j");
+  CHECK(simplified(i + j - k) == "i + j - k");
 }
 
 TEST_CASE("simplify: folds constants as the interpreter computes them", "[loop_pass]") {
