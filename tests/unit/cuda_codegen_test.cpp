@@ -133,6 +133,44 @@ TEST_CASE("the GPU GEMM rule leaves what it cannot tile to one thread per output
   check_same_flat_outputs(func, gpu_compiled(func), 14, true);
 }
 
+// A 3x3 convolution as src/lower writes it for a CUDA target: the 6 x 6 output positions
+// one loop p, 16 output channels.
+const char* const kConvPositions = R"(func @conv(X: f32[1,3,8,8], W: f32[16,3,3,3], Y: f32[1,16,36]) {
+  for n in 0..1 {
+    for f in 0..16 {
+      for p in 0..36 {
+        for c in 0..3 {
+          for r in 0..3 {
+            for s in 0..3 {
+              block Y(vn = spatial(1) n, vf = spatial(16) f, vp = spatial(36) p, vc = reduce(3) c, vr = reduce(3) r, vs = reduce(3) s) {
+                reads(X[vn, vc, floordiv(vp, 6) + vr, floormod(vp, 6) + vs], W[vf, vc, vr, vs], Y[vn, vf, vp]) writes(Y[vn, vf, vp])
+                init { Y[vn, vf, vp] = 0.0 }
+                Y[vn, vf, vp] = Y[vn, vf, vp] + X[vn, vc, floordiv(vp, 6) + vr, floormod(vp, 6) + vs] * W[vf, vc, vr, vs]
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+})";
+
+TEST_CASE("the GPU convolution rule: a register tile of output channels per thread",
+          "[cuda][schedule]") {
+  // 8 x 2 output channels a block, 2 a thread; the 36 positions in blocks of 32 threads,
+  // the last one guarded.
+  loop::PrimFunc func = parse_func(kConvPositions);
+  loop::PrimFunc compiled = gpu_compiled(func);
+  std::string printed = loop::print_func(compiled);
+  INFO(printed);
+  CHECK(count(printed, "Y_local: f32[2] local") == 1);
+  CHECK(count(printed, "shared") == 0);
+  loop::LoopModule module{{compiled}};
+  std::string cuda = codegen::emit_cuda(module, gpu()).source;
+  CHECK(cuda.find("// grid (2, 1, 1), block (32, 8, 1)") != std::string::npos);
+  check_same_flat_outputs(func, compiled, 15, true);
+}
+
 TEST_CASE("the GPU rules need a CUDA target", "[cuda][schedule]") {
   CHECK_THROWS_WITH(default_gpu_schedule(parse_func(kGemmKernel), parse_target("llvm")),
                     Catch::Contains("the default GPU rules need a CUDA target"));

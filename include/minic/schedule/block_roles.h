@@ -82,6 +82,10 @@ std::optional<LoopRef> row_loop(Schedule& sch, const loop::Block& block, const L
 // The loops of a block that a primitive made: the last `count` of get_loops.
 std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_t count);
 
+// The loops of a block inside `above`, one of the loops around it (get_loops names a
+// loop anew at each call, so loops are told apart by their variables).
+std::vector<LoopRef> loops_below(Schedule& sch, const BlockRef& block, const LoopRef& above);
+
 // The column tile: one or two vectors of `lanes` where the extent allows; else the
 // largest divisor of the extent from 7 to two vectors; 0 if there is none.
 int64_t column_tile(int64_t extent, int64_t lanes);

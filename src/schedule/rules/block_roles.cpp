@@ -106,6 +106,16 @@ std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_
   return {loops.end() - count, loops.end()};
 }
 
+std::vector<LoopRef> loops_below(Schedule& sch, const BlockRef& block, const LoopRef& above) {
+  std::vector<LoopRef> loops = sch.get_loops(block);
+  loop::Expr var = sch.loop_var(above.var);
+  auto at = std::find_if(loops.begin(), loops.end(), [&](const LoopRef& loop) {
+    return sch.loop_var(loop.var).same_as(var);
+  });
+  if (at == loops.end()) fail("block {} is not under loop {}", block.var, above.var);
+  return {at + 1, loops.end()};
+}
+
 // A convolution's output width of 56, 28, 14 or 7 has no multiple of 16 lanes: on
 // AVX-512 it takes the largest divisor from 7 to 32. LLVM splits such odd-length vectors
 // into legal pieces, with shuffles between them: far from peak, but several times faster

@@ -14,7 +14,8 @@
 // A reduction then runs serially in its thread, one output per thread: right for softmax
 // rows and pooling windows of moderate size, far from the GPU's peak for GEMM and
 // convolution. A GEMM whose tiles fit (gpu_gemm.cpp) gets the tiled rule instead: shared-
-// memory tiles of A and B, a register tile of C in each thread. A block whose loops feed
+// memory tiles of A and B, a register tile of C in each thread; another multiply-
+// accumulate, a convolution (gpu_conv.cpp), a register tile of output channels. A block whose loops feed
 // both kinds of variables, or that has no loop, keeps its loops and runs as a launch of
 // one thread (the CUDA back end's rule for unbound host code).
 //
@@ -44,15 +45,17 @@ void schedule_block(Schedule& sch, const std::string& name) {
     LoopRoles roles = loop_roles(attempt, block, loops);
     if (roles.mixed || roles.spatial.empty()) return;
     if (is_multiply_accumulate(get_block(attempt.func(), name))) {
-      try {
-        Schedule gemm = attempt;
-        schedule_gpu_gemm(gemm, block, roles);
-        sch = std::move(gemm);
-        return;
-      } catch (const InternalError&) {
-        throw;  // a bug, not a refusal
-      } catch (const Error&) {
-        // Not a GEMM the tiled rule fits: one thread per output.
+      for (auto rule : {schedule_gpu_gemm, schedule_gpu_conv}) {
+        try {
+          Schedule tiled = attempt;
+          rule(tiled, block, roles);
+          sch = std::move(tiled);
+          return;
+        } catch (const InternalError&) {
+          throw;  // a bug, not a refusal
+        } catch (const Error&) {
+          // The rule does not fit: the next, else one thread per output.
+        }
       }
     }
     std::vector<LoopRef> order = roles.spatial;

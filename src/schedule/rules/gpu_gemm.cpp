@@ -37,8 +37,6 @@
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
 
-#include <algorithm>
-
 namespace minic::schedule {
 namespace {
 
@@ -54,17 +52,6 @@ int64_t thread_tile(int64_t extent, int64_t threads) {
     if (extent % (threads * tile) == 0) return tile;
   }
   return 0;
-}
-
-// The loops of `block` below `above` (one of its loops).
-std::vector<LoopRef> loops_below(Schedule& sch, const BlockRef& block, const LoopRef& above) {
-  std::vector<LoopRef> loops = sch.get_loops(block);
-  loop::Expr var = sch.loop_var(above.var);
-  auto at = std::find_if(loops.begin(), loops.end(), [&](const LoopRef& loop) {
-    return sch.loop_var(loop.var).same_as(var);
-  });
-  if (at == loops.end()) fail("block is not under loop {}", above.var);
-  return {at + 1, loops.end()};
 }
 
 // The copy block `fetch` (a cache_read moved under loop `k_outer`) spread over the

@@ -14,4 +14,10 @@ namespace minic::schedule {
 // the block is not a GEMM it can tile.
 void schedule_gpu_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles);
 
+// The convolution rule (gpu_conv.cpp), for any multiply-accumulate whose rows operand
+// (the weights) is indexed by a spatial loop with spatial loops inside it: a register
+// tile of output channels per thread, a warp over neighbouring positions. Fails like
+// the GEMM rule.
+void schedule_gpu_conv(Schedule& sch, const BlockRef& block, const LoopRoles& roles);
+
 }  // namespace minic::schedule
