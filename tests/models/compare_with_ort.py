@@ -81,7 +81,10 @@ def random_inputs(model, seed):
 
 def run_minic(minic, model_path, inputs, work_dir, timeout, passes, backend):
     """Runs `minic run` on the inputs; returns (outputs in graph order, seconds)."""
-    command = [minic, "run", model_path, "--backend", backend, "--passes", passes]
+    if backend == "cuda-emulate":  # the GPU schedules and CUDA kernels, on the interpreter
+        command = [minic, "run", model_path, "--target", "cuda", "--emulate", "--passes", passes]
+    else:
+        command = [minic, "run", model_path, "--backend", backend, "--passes", passes]
     for index, (name, array) in enumerate(inputs.items()):
         path = os.path.join(work_dir, f"input_{index}.npy")
         np.save(path, array)
@@ -172,8 +175,9 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--passes", default="none",
                         help="graph passes minic runs first: none, default, or a list")
-    parser.add_argument("--backend", default="interp", choices=["interp", "llvm"],
-                        help="how minic runs the model (default: its reference interpreter)")
+    parser.add_argument("--backend", default="interp", choices=["interp", "llvm", "cuda-emulate"],
+                        help="how minic runs the model (default: its reference interpreter; "
+                        "cuda-emulate: compiled for the GPU, run on the loop interpreter)")
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--timeout", type=float, default=600,
