@@ -20,17 +20,18 @@
 //     threads) and not already bound to another axis (binding again to its own axis is
 //     allowed and changes nothing);
 //   - no reduction variable of a block below is bound to it (the threads or thread blocks
-//     would race on the accumulator);
+//     would race on the accumulator), unless it has one iteration (one thread reduces:
+//     how the partials of rfactor are summed);
 //   - a blockIdx loop is not inside a threadIdx loop; a threadIdx loop holds no blockIdx
 //     loop; no loop around or inside is bound to the same axis, except a threadIdx loop
 //     of the same constant extent: then the inner loop is the same thread again, each
 //     thread of the outer loop running one iteration of the inner one, its own (how the
 //     threads of a block copy a tile into shared memory together, under the loops that
 //     give each thread its outputs);
-//   - its iterations are independent (iteration_analysis.h). A thread block's shared and
-//     local buffers are its own (for blockIdx) and a thread's local buffers are its own
-//     (for threadIdx): GPU memory of those scopes does not outlive them, so the test
-//     leaves them out.
+//   - its iterations are independent (iteration_analysis.h; one iteration always is). A
+//     thread block's shared and local buffers are its own (for blockIdx) and a thread's
+//     local buffers are its own (for threadIdx): GPU memory of those scopes does not
+//     outlive them, so the test leaves them out.
 //
 // Algorithm: check, then rebuild the loop with kind `thread_binding` and the axis.
 //
@@ -62,11 +63,13 @@ void bind(PrimFunc& func, const Expr& loop, const std::string& thread_axis) {
     if (node.thread_axis == thread_axis) return;
     fail("bind: loop {} is already bound to {}", name, node.thread_axis);
   }
-  if (std::string use = find_reduction_use(node); !use.empty()) {
+  std::optional<int64_t> extent = loop::as_const_int(node.extent);
+  // One iteration is one thread: nothing to race with (a reduction by one thread).
+  bool single = extent && *extent == 1;
+  if (std::string use = find_reduction_use(node); !use.empty() && !single) {
     fail("bind: loop {} feeds {}: the GPU threads would race on the accumulator", name, use);
   }
   bool block_axis = loop::is_block_axis(thread_axis);
-  std::optional<int64_t> extent = loop::as_const_int(node.extent);
   // The same thread again: a threadIdx loop of the same axis and constant extent.
   auto same_thread = [&](const loop::For& other) {
     return !block_axis && extent && other.thread_axis == thread_axis &&
@@ -93,7 +96,8 @@ void bind(PrimFunc& func, const Expr& loop, const std::string& thread_axis) {
   IndependenceOptions options;
   options.private_scopes = {loop::MemoryScope::local};
   if (block_axis) options.private_scopes.push_back(loop::MemoryScope::shared);
-  if (std::string reason = find_dependence(path, options); !reason.empty()) {
+  std::string reason = single ? "" : find_dependence(path, options);
+  if (!reason.empty()) {
     fail("bind: cannot show that the iterations of loop {} are independent: {}", name, reason);
   }
   commit_body(func, replace_stmt(func.body, path.back(),

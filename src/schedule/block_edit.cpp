@@ -261,6 +261,19 @@ StoreList stores_of(const Stmt& stmt) {
   return finder.list;
 }
 
+bool at_spatial_vars(const Block& block, const std::vector<Expr>& indices) {
+  std::optional<std::vector<size_t>> positions = iter_var_positions(block, indices);
+  size_t spatial = 0;
+  for (const loop::IterVar& iter : block.iter_vars) {
+    spatial += iter.kind == loop::IterKind::spatial ? 1 : 0;
+  }
+  bool one_element = positions && positions->size() == spatial;
+  for (size_t position : positions.value_or(std::vector<size_t>{})) {
+    one_element = one_element && block.iter_vars[position].kind == loop::IterKind::spatial;
+  }
+  return one_element;
+}
+
 Stmt copy_nest(const std::string& name, const Buffer& from, const Buffer& to,
                const std::vector<int64_t>& extents) {
   Block::Parts copy;

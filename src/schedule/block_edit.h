@@ -119,6 +119,10 @@ bool is_domain_guard(const loop::Block& block, const loop::Expr& condition);
 std::optional<std::vector<size_t>> iter_var_positions(const loop::Block& block,
                                                       const std::vector<loop::Expr>& indices);
 
+// True if `indices` are the block's spatial iteration variables, each once (in any
+// order): a store at them writes one element per iteration of the spatial variables.
+bool at_spatial_vars(const loop::Block& block, const std::vector<loop::Expr>& indices);
+
 // The stores of `stmt` (a block's body or init), outermost first, and whether one sits
 // under a loop or a branch inside the statement.
 struct StoreList {

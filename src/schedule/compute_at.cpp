@@ -75,16 +75,7 @@ Refusal nest_is_before_loop(const NestMove& move) {
 // The block's one store writes one element per iteration of its spatial variables.
 Refusal stores_one_element(const Block& block) {
   const loop::Store& store = *block.body.as<loop::Store>();
-  std::optional<std::vector<size_t>> positions = iter_var_positions(block, store.indices);
-  size_t spatial = 0;
-  for (const loop::IterVar& iter : block.iter_vars) {
-    spatial += iter.kind == loop::IterKind::spatial ? 1 : 0;
-  }
-  bool one_element = positions && positions->size() == spatial;
-  for (size_t position : positions.value_or(std::vector<size_t>{})) {
-    one_element = one_element && block.iter_vars[position].kind == loop::IterKind::spatial;
-  }
-  if (one_element) return std::nullopt;
+  if (at_spatial_vars(block, store.indices)) return std::nullopt;
   return fmt::format("block {} stores to {} at indices that are not its spatial iteration "
                      "variables, each once", block.name, store.buffer->name);
 }

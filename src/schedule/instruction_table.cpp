@@ -141,6 +141,11 @@ std::vector<PrimitiveEntry> make_table() {
          a.expect_count(2);
          return {BlockResult{decompose_reduction(f, a.block(0), a.loop(1))}};
        }},
+      {"rfactor", "rfactor(block, loop, \"scope\")",
+       [](PrimFunc& f, Args a) -> Results {
+         a.expect_count(3);
+         return {BlockResult{rfactor(f, a.block(0), a.loop(1), parse_scope("rfactor", a.text(2)))}};
+       }},
       {"storage_align", "storage_align(block, write_index, axis, factor, offset)",
        [](PrimFunc& f, Args a) -> Results {
          a.expect_count(5);

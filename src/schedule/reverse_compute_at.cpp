@@ -21,9 +21,11 @@
 // names the block, the loop and the reason):
 //   - the consumer's loops hold it alone and sit in one sequence with the statement that
 //     holds `loop`, after it (they are siblings);
-//   - the consumer is not a reduction and does not read what it writes (computing an
-//     element again, as overlapping regions may, gives the same value); its predicate (if
-//     any) only guards its domain;
+//   - computing an element again, as overlapping regions may, gives the same value: the
+//     consumer does not read what it writes, or it is a reduction that reads its output
+//     only at the element it stores (its init restarts it), each reduction variable then
+//     running over its whole extent in the new nest; its predicate (if any) only guards
+//     its domain;
 //   - of what it reads, exactly one buffer B is written in the statement that holds
 //     `loop`, only under `loop`; nothing in the statement that holds `loop`, or between it
 //     and the consumer, writes another buffer the consumer reads or touches what the
@@ -126,6 +128,46 @@ Refusal is_written_under_loop(const std::optional<Region>& region, const NestMov
 // Sets `ranges[k]` to the union of the regions of the dimensions of B that the consumer's
 // k-th iteration variable indexes (nullopt for a variable that indexes none); refuses
 // where a load of B is not at iteration variables.
+// Computing an element again gives the same value (the second precondition).
+Refusal recomputes_the_same(const Block& block) {
+  if (!block.init) {
+    if (Refusal refusal = is_not_reduction(block)) return refusal;
+    return reads_no_output(block);
+  }
+  const auto* store = block.body.as<loop::Store>();
+  const auto* init = block.init.as<loop::Store>();
+  bool own_element = store && init && init->buffer == store->buffer &&
+                     block_buffer_use(block).writes.size() == 1;
+  for (size_t d = 0; own_element && d < init->indices.size(); ++d) {
+    own_element = same_expr(init->indices[d], store->indices[d]);
+  }
+  if (own_element) {
+    for (const loop::Access& load : loop::accesses_of(loop::collect_accesses(block.body),
+                                                      store->buffer.get(), AccessKind::load)) {
+      for (size_t d = 0; d < load.indices.size(); ++d) {
+        own_element = own_element && same_expr(load.indices[d], store->indices[d]);
+      }
+    }
+  }
+  if (own_element) return std::nullopt;
+  return fmt::format("block {} is a reduction that is not one store reading only the element "
+                     "it writes", block.name);
+}
+
+// Each reduction variable runs over its whole extent (a reduction computed again whole).
+Refusal reductions_run_whole(const Block& block,
+                             const std::vector<std::optional<DimRange>>& ranges) {
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    const loop::IterVar& iter = block.iter_vars[k];
+    const std::optional<DimRange>& range = ranges[k];
+    if (iter.kind != loop::IterKind::reduce || !range) continue;
+    if (!range->base && range->lo == 0 && range->hi >= iter.extent - 1) continue;
+    return fmt::format("block {}'s reduction variable {} would not run over its whole extent",
+                       block.name, iter.var.as<loop::Var>()->name);
+  }
+  return std::nullopt;
+}
+
 Refusal loads_at_iteration_vars(const Block& block, const BufferNode* buffer,
                                 const Region& region, const LoopScope& fixed,
                                 std::vector<std::optional<DimRange>>& ranges) {
@@ -170,8 +212,7 @@ void reverse_compute_at(PrimFunc& func, const std::string& block_name, const Exp
 
   // 1. The consumer, and the one buffer B it reads from the loop.
   require(kPrimitive, nest_is_after_loop(move));
-  require(kPrimitive, is_not_reduction(block));
-  require(kPrimitive, reads_no_output(block));
+  require(kPrimitive, recomputes_the_same(block));
   require(kPrimitive, guards_only_its_domain(block));
   const BufferNode* buffer = nullptr;
   require(kPrimitive, has_one_input_from_loop(func, move, buffer));
@@ -187,6 +228,7 @@ void reverse_compute_at(PrimFunc& func, const std::string& block_name, const Exp
   std::vector<std::optional<DimRange>> ranges;
   require(kPrimitive, loads_at_iteration_vars(block, buffer, *region, fixed, ranges));
   require(kPrimitive, ranges_cover_domain(block, ranges, fixed, move, buffer));
+  require(kPrimitive, reductions_run_whole(block, ranges));
 
   // 4. The consumer's new loops, last in the loop's body.
   Stmt nest = regenerate_nest(block, ranges, fixed);

@@ -189,6 +189,10 @@ void Schedule::reverse_compute_inline(const BlockRef& block) {
 BlockRef Schedule::decompose_reduction(const BlockRef& block, const LoopRef& loop) {
   return {call("decompose_reduction", {var(block), var(loop)}).at(0)};
 }
+
+BlockRef Schedule::rfactor(const BlockRef& block, const LoopRef& loop, const std::string& scope) {
+  return {call("rfactor", {var(block), var(loop), scope}).at(0)};
+}
 void Schedule::storage_align(const BlockRef& block, int write_index, int axis, int64_t factor,
                              int64_t offset) {
   call("storage_align", {var(block), int64_t{write_index}, int64_t{axis}, factor, offset});

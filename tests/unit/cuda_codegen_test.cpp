@@ -171,6 +171,28 @@ TEST_CASE("the GPU convolution rule: a register tile of output channels per thre
   check_same_flat_outputs(func, compiled, 15, true);
 }
 
+TEST_CASE("the GPU reduction rule: a thread block per output, partials in shared memory",
+          "[cuda][schedule]") {
+  // Rows of 100: 64 threads a row (the largest power of two up to 100), two steps, the
+  // second guarded; then thread 0 sums the 64 partials.
+  std::string text = kRowSumKernel;
+  for (const char* from : {"16,24]", "reduce(24)", "0..24"}) {
+    std::string to = from;
+    to.replace(to.find("24"), 2, "100");
+    text.replace(text.find(from), std::string(from).size(), to);
+  }
+  loop::PrimFunc func = parse_func(text);
+  loop::PrimFunc compiled = gpu_compiled(func);
+  std::string printed = loop::print_func(compiled);
+  INFO(printed);
+  CHECK(count(printed, "S_rf: f32[64] shared") == 1);
+  loop::LoopModule module{{compiled}};
+  std::string cuda = codegen::emit_cuda(module, gpu()).source;
+  CHECK(cuda.find("// grid (16, 1, 1), block (64, 1, 1)") != std::string::npos);
+  CHECK(count(cuda, "__syncthreads();  // the thread nest before ends") == 1);
+  check_same_flat_outputs(func, compiled, 16, false);
+}
+
 TEST_CASE("the GPU rules need a CUDA target", "[cuda][schedule]") {
   CHECK_THROWS_WITH(default_gpu_schedule(parse_func(kGemmKernel), parse_target("llvm")),
                     Catch::Contains("the default GPU rules need a CUDA target"));

@@ -206,6 +206,30 @@ TEST_CASE("compute_inline refuses a producer whose value is not its expression a
 
 // --- decompose_reduction -----------------------------------------------------------------------
 
+TEST_CASE("rfactor keeps the results of a sum, a maximum and a softmax's row", "[schedule_blocks]") {
+  // The row sum over k split by 8, partials over k.1; the softmax's maximum and sum over
+  // their whole loop, inside the row loop that also normalises (the maximum must be
+  // complete before the sum reads it).
+  PrimFunc row_sum = parse_func(kernels::kRowSumKernel);
+  PrimFunc split = row_sum;
+  std::vector<Expr> parts = schedule::split(split, loop_of(split, "S", 1), {-1, 8});
+  CHECK(rfactor(split, "S", parts[1], loop::MemoryScope::global) == "S_rf");
+  CHECK_THAT(loop::print_func(split), Contains("S_rf: f32[16,8]"));
+  require_same_outputs(row_sum, split);
+
+  PrimFunc softmax = parse_func(kernels::kSoftmaxKernel);
+  PrimFunc factored = softmax;
+  rfactor(factored, "row_max", loop_of(factored, "row_max", 1), loop::MemoryScope::global);
+  rfactor(factored, "row_sum", loop_of(factored, "row_sum", 1), loop::MemoryScope::global);
+  require_same_outputs(softmax, factored);
+
+  // A loop feeding the outputs is no reduction loop.
+  CHECK_THAT(error_of(row_sum, [&](PrimFunc& f) {
+               rfactor(f, "S", loop_of(f, "S", 0), loop::MemoryScope::global);
+             }),
+             Contains("rfactor: loop i is not a loop around block S that feeds its reduction"));
+}
+
 TEST_CASE("decompose_reduction puts a matmul's init before its reduction loop",
           "[schedule_blocks]") {
   PrimFunc before = parse_func(kernels::kGemmKernel);

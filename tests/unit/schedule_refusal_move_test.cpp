@@ -106,7 +106,7 @@ const std::vector<RefusalCase> kComputeAtRefusals = {
 const std::vector<RefusalCase> kReverseComputeAtRefusals = {
     {"nest_is_after_loop", chain(kProducer, kConsumer), "B", "i",
      "reverse_compute_at: loop i comes after block B; use compute_at to move a producer"},
-    {"is_not_reduction",
+    {"reductions_run_whole",
      R"(func @f(A: f32[4], C: f32[4]) {
   alloc B: f32[4] {
     for p in 0..4 {
@@ -122,7 +122,27 @@ const std::vector<RefusalCase> kReverseComputeAtRefusals = {
     }
   }
 })",
-     "C", "p", "reverse_compute_at: block C is a reduction (variable r)"},
+     "C", "p",
+     "reverse_compute_at: block C's reduction variable r would not run over its whole extent"},
+    {"recomputes_the_same",
+     R"(func @f(A: f32[4], C: f32[4]) {
+  alloc B: f32[4] {
+    for p in 0..4 {
+      block B(v = spatial(4) p) { B[v] = A[v] * 2.0 }
+    }
+    for i in 0..4 {
+      for k in 0..4 {
+        block C(v = spatial(4) i, r = reduce(4) k) {
+          init { C[v] = 0.0 }
+          C[v] = C[0] + B[v]
+        }
+      }
+    }
+  }
+})",
+     "C", "p",
+     "reverse_compute_at: block C is a reduction that is not one store reading only the "
+     "element it writes"},
     {"reads_no_output",
      chain(kProducer, "block C(v = spatial(4) i) { C[v] = C[v] + B[v] }\n"), "C",
      "p", "reverse_compute_at: block C reads C, the buffer it writes"},

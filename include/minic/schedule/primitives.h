@@ -93,6 +93,12 @@ void compute_inline(PrimFunc& func, const std::string& block);
 // it writes, folding its expression into the producer.
 void reverse_compute_inline(PrimFunc& func, const std::string& block);
 
+// Splits a reduction into partial results over `loop` (one of its reduction loops), in
+// a new buffer of `scope` that a new block fills, and the block's reduction of those
+// partials after it. Returns the new block's name.
+std::string rfactor(PrimFunc& func, const std::string& block, const Expr& loop,
+                    MemoryScope scope);
+
 // Splits a reduction block's init out into a block of its own, placed just before
 // `loop` (a loop above the block's first reduction loop). Returns the init block's name.
 std::string decompose_reduction(PrimFunc& func, const std::string& block, const Expr& loop);

@@ -63,6 +63,7 @@ class Schedule {
   void compute_inline(const BlockRef& block);
   void reverse_compute_inline(const BlockRef& block);
   BlockRef decompose_reduction(const BlockRef& block, const LoopRef& loop);
+  BlockRef rfactor(const BlockRef& block, const LoopRef& loop, const std::string& scope);
   void storage_align(const BlockRef& block, int write_index, int axis, int64_t factor,
                      int64_t offset);
 

@@ -32,8 +32,10 @@
 
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/gpu_axis.h"
+#include "minic/ir/loop/printer.h"
 #include "minic/ir/loop/visitor.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -49,80 +51,140 @@ bool is_barrier(const Stmt& stmt) {
   return call && call->name == "barrier";
 }
 
-// The shared buffers a statement reads, and those it writes with the stores that do.
-struct SharedUse {
-  std::set<const BufferNode*> reads;
-  std::map<const BufferNode*, std::set<const Store*>> writes;
-};
-
-class SharedAccesses : public IRVisitor {
- public:
-  SharedUse use;
-  void visit_Load(const Load* node) override {
-    if (node->buffer->scope == MemoryScope::shared) use.reads.insert(node->buffer.get());
-    IRVisitor::visit_Load(node);
-  }
-  void visit_Store(const Store* node) override {
-    if (node->buffer->scope == MemoryScope::shared) use.writes[node->buffer.get()].insert(node);
-    IRVisitor::visit_Store(node);
-  }
-};
-
-SharedUse shared_use(const Stmt& stmt) {
-  SharedAccesses accesses;
-  accesses.visit(stmt);
-  return accesses.use;
-}
-
-// The shared buffers read and written since the last barrier.
-struct Pending {
-  SharedUse use;
-
-  // True if a statement that reads and writes `next` must wait for the threads' accesses
-  // pending: it reads what they wrote, or writes what they read, or writes what another
-  // store wrote. (One store repeated, in the next iteration of a loop, is not taken to
-  // write what another thread's earlier iteration of it wrote: a copy loop needs no
-  // barrier between its iterations.)
-  bool conflicts(const SharedUse& next) const {
-    for (const BufferNode* buffer : next.reads) {
-      if (use.writes.count(buffer)) return true;
-    }
-    for (const auto& [buffer, stores] : next.writes) {
-      if (use.reads.count(buffer)) return true;
-      auto written = use.writes.find(buffer);
-      if (written == use.writes.end()) continue;
-      for (const Store* store : written->second) {
-        if (!stores.count(store)) return true;
-      }
-    }
-    return false;
-  }
-  void add(const SharedUse& next) {
-    use.reads.insert(next.reads.begin(), next.reads.end());
-    for (const auto& [buffer, stores] : next.writes) {
-      use.writes[buffer].insert(stores.begin(), stores.end());
-    }
-  }
-  void join(const Pending& other) { add(other.use); }
-  bool operator==(const Pending& other) const {
-    return use.reads == other.use.reads && use.writes == other.use.writes;
-  }
-};
-
 // The threadIdx loops of a launch, with the block's extent on each axis.
 class ThreadLoops : public IRVisitor {
  public:
   std::array<int64_t, 3> block = {1, 1, 1};
-  std::set<const Var*> vars;
+  std::map<const Var*, int> vars;  // each threadIdx loop's variable, and its axis
 
   void visit_For(const For* node) override {
     if (node->for_kind == ForKind::thread_binding && is_thread_axis(node->thread_axis)) {
-      vars.insert(node->var.as<Var>());
-      int64_t& extent = block[gpu_axis(node->thread_axis)->dim];
-      extent = std::max(extent, as_const_int(node->extent).value_or(0));
+      int dim = gpu_axis(node->thread_axis)->dim;
+      vars[node->var.as<Var>()] = dim;
+      block[dim] = std::max(block[dim], as_const_int(node->extent).value_or(0));
     }
     IRVisitor::visit_For(node);
   }
+};
+
+// True if different threads of the block never reach one value of `index`: it is a sum
+// of terms, those with a thread's index (a threadIdx loop's variable, times a constant)
+// one per axis of more than one thread, their coefficients far enough apart (each at
+// least the one before times its axis's threads: the digits of a mixed radix), the rest
+// free of thread indices.
+bool thread_injective(const Expr& index, const ThreadLoops& threads) {
+  std::vector<Expr> terms;
+  std::vector<Expr> pending = {index};
+  while (!pending.empty()) {
+    Expr term = pending.back();
+    pending.pop_back();
+    if (const Add* add = term.as<Add>()) {
+      pending.push_back(add->a);
+      pending.push_back(add->b);
+    } else {
+      terms.push_back(term);
+    }
+  }
+  std::map<int, int64_t> coefficient;  // axis -> coefficient
+  for (const Expr& term : terms) {
+    const Var* var = term.as<Var>();
+    int64_t c = 1;
+    if (const Mul* mul = term.as<Mul>()) {
+      var = mul->a.as<Var>();
+      std::optional<int64_t> factor = as_const_int(mul->b);
+      if (!var || !factor) var = nullptr;
+      c = factor.value_or(0);
+    }
+    auto axis = var ? threads.vars.find(var) : threads.vars.end();
+    if (axis == threads.vars.end()) {
+      bool uses_thread = uses_any_var(term, [&](const Var* v) { return threads.vars.count(v); });
+      if (uses_thread) return false;
+      continue;
+    }
+    if (coefficient.count(axis->second) || c <= 0) return false;
+    coefficient[axis->second] = c;
+  }
+  std::vector<std::pair<int64_t, int64_t>> digits;  // coefficient, threads on the axis
+  for (int dim = 0; dim < 3; ++dim) {
+    if (threads.block[dim] <= 1) continue;
+    if (!coefficient.count(dim)) return false;
+    digits.push_back({coefficient[dim], threads.block[dim]});
+  }
+  std::sort(digits.begin(), digits.end());
+  for (size_t d = 1; d < digits.size(); ++d) {
+    if (digits[d].first < digits[d - 1].first * digits[d - 1].second) return false;
+  }
+  return true;
+}
+
+// One load or store of a shared buffer: which store (null for a load), at which indices
+// (as text, so that equal indices compare equal), and whether only one thread reaches
+// each element through them.
+struct SharedAccess {
+  const BufferNode* buffer = nullptr;
+  const Store* store = nullptr;
+  std::string indices;
+  bool own_element = false;
+  auto operator<=>(const SharedAccess&) const = default;
+};
+using SharedUse = std::set<SharedAccess>;
+
+class SharedAccesses : public IRVisitor {
+ public:
+  explicit SharedAccesses(const ThreadLoops& threads) : threads_(threads) {}
+  SharedUse use;
+
+  void visit_Load(const Load* node) override {
+    add(node->buffer, nullptr, node->indices);
+    IRVisitor::visit_Load(node);
+  }
+  void visit_Store(const Store* node) override {
+    add(node->buffer, node, node->indices);
+    IRVisitor::visit_Store(node);
+  }
+
+ private:
+  void add(const Buffer& buffer, const Store* store, const std::vector<Expr>& indices) {
+    if (buffer->scope != MemoryScope::shared) return;
+    SharedAccess access{buffer.get(), store, "", false};
+    for (const Expr& index : indices) {
+      access.indices += print_expr(index) + ";";
+      access.own_element = access.own_element || thread_injective(index, threads_);
+    }
+    use.insert(access);
+  }
+  const ThreadLoops& threads_;
+};
+
+// True if access `b` after access `a`, with no barrier between, may be two threads'
+// accesses of one element, one of them a store. Not when both reach each element from one
+// thread only, at the same indices (a thread's own element: the accumulator of a
+// partial sum), nor for one store repeated in the next iteration of a loop: a copy
+// loop's iterations write different elements, and a store whose iterations in two
+// threads wrote one element would race within one iteration already, which no barrier
+// mends.
+bool may_race(const SharedAccess& a, const SharedAccess& b) {
+  if (a.buffer != b.buffer || (!a.store && !b.store)) return false;
+  if (a.own_element && a.indices == b.indices) return false;
+  return !(a.store && a.store == b.store);
+}
+
+// The shared accesses since the last barrier.
+struct Pending {
+  SharedUse use;
+
+  // True if a statement that makes the accesses `next` must wait for those pending.
+  bool conflicts(const SharedUse& next) const {
+    for (const SharedAccess& b : next) {
+      for (const SharedAccess& a : use) {
+        if (may_race(a, b)) return true;
+      }
+    }
+    return false;
+  }
+  void add(const SharedUse& next) { use.insert(next.begin(), next.end()); }
+  void join(const Pending& other) { add(other.use); }
+  bool operator==(const Pending& other) const { return use == other.use; }
 };
 
 // Walks one thread nest (step 2).
@@ -140,7 +202,9 @@ class NestWalker {
     // A sequence or an allocation is only what it holds: its parts meet the pending
     // accesses one by one (a barrier first in it counts).
     bool transparent = stmt.kind() == StmtKind::Seq || stmt.kind() == StmtKind::Allocate;
-    SharedUse use = shared_use(stmt);
+    SharedAccesses accesses(threads_);
+    accesses.visit(stmt);
+    const SharedUse& use = accesses.use;
     bool wait = !transparent && pending.conflicts(use);
     if (wait) pending = {};
     Stmt result = stmt;

@@ -15,7 +15,8 @@
 // rows and pooling windows of moderate size, far from the GPU's peak for GEMM and
 // convolution. A GEMM whose tiles fit (gpu_gemm.cpp) gets the tiled rule instead: shared-
 // memory tiles of A and B, a register tile of C in each thread; another multiply-
-// accumulate, a convolution (gpu_conv.cpp), a register tile of output channels. A block whose loops feed
+// accumulate, a convolution (gpu_conv.cpp), a register tile of output channels; another
+// reduction of 64 elements or more (gpu_reduce.cpp), a thread block per output. A block whose loops feed
 // both kinds of variables, or that has no loop, keeps its loops and runs as a launch of
 // one thread (the CUDA back end's rule for unbound host code).
 //
@@ -37,6 +38,33 @@ namespace {
 // one SM of every architecture minic targets.
 constexpr int64_t kThreadsPerBlock = 256;
 
+using Rule = void (*)(Schedule&, const BlockRef&, const LoopRoles&);
+
+// The rules to try before one thread per output, the most specific first.
+std::vector<Rule> tiled_rules(const loop::Block& block, const LoopRoles& roles) {
+  if (is_multiply_accumulate(block)) return {schedule_gpu_gemm, schedule_gpu_conv};
+  if (!roles.reduce.empty()) return {schedule_gpu_reduction};
+  return {};
+}
+
+// Applies the first of `rules` that fits the block; false (`sch` unchanged) if none does.
+bool apply_first(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                 const std::vector<Rule>& rules) {
+  for (Rule rule : rules) {
+    try {
+      Schedule tiled = sch;
+      rule(tiled, block, roles);
+      sch = std::move(tiled);
+      return true;
+    } catch (const InternalError&) {
+      throw;  // a bug, not a refusal
+    } catch (const Error&) {
+      // The rule does not fit: the next.
+    }
+  }
+  return false;
+}
+
 void schedule_block(Schedule& sch, const std::string& name) {
   Schedule attempt = sch;
   try {
@@ -44,19 +72,9 @@ void schedule_block(Schedule& sch, const std::string& name) {
     std::vector<LoopRef> loops = attempt.get_loops(block);
     LoopRoles roles = loop_roles(attempt, block, loops);
     if (roles.mixed || roles.spatial.empty()) return;
-    if (is_multiply_accumulate(get_block(attempt.func(), name))) {
-      for (auto rule : {schedule_gpu_gemm, schedule_gpu_conv}) {
-        try {
-          Schedule tiled = attempt;
-          rule(tiled, block, roles);
-          sch = std::move(tiled);
-          return;
-        } catch (const InternalError&) {
-          throw;  // a bug, not a refusal
-        } catch (const Error&) {
-          // The rule does not fit: the next, else one thread per output.
-        }
-      }
+    if (apply_first(attempt, block, roles, tiled_rules(get_block(attempt.func(), name), roles))) {
+      sch = std::move(attempt);
+      return;
     }
     std::vector<LoopRef> order = roles.spatial;
     order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());

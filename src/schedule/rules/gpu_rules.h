@@ -20,4 +20,8 @@ void schedule_gpu_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& ro
 // the GEMM rule.
 void schedule_gpu_conv(Schedule& sch, const BlockRef& block, const LoopRoles& roles);
 
+// The reduction rule (gpu_reduce.cpp): a thread block per output, its threads' partial
+// results in shared memory (rfactor), summed by one thread. Fails like the GEMM rule.
+void schedule_gpu_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles);
+
 }  // namespace minic::schedule

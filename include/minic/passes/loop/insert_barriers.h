@@ -21,12 +21,17 @@
 // a threadIdx loop of fewer iterations than the block has threads on its axis (a guard);
 // such a statement is walked as a whole.
 //
-// The test is conservative: any two accesses of one shared buffer count as two threads'
-// (it does not prove that a thread reads only the elements it wrote), so a kernel may get
-// a barrier it does not need. One exception: a store is not ordered against itself in
-// an earlier iteration of a loop (a copy loop's iterations write different elements; a
-// store whose iterations in two threads wrote one element would race in one iteration
-// already, which no barrier mends).
+// The test is conservative: two accesses of one shared buffer count as two threads',
+// one of them a store, except where that cannot be:
+//   - both use the same indices, which give every thread its own elements: a sum of the
+//     thread indices times constants, one per axis of more than one thread, as far apart
+//     as the digits of a mixed radix (S[i * 256 + tx] with 256 threads), plus terms free
+//     of thread indices (a thread accumulating its partial sum in S needs no barrier);
+//   - one store repeated in the next iteration of a loop (a copy loop's iterations write
+//     different elements; a store whose iterations in two threads wrote one element
+//     would race in one iteration already, which no barrier mends).
+// So a kernel may get a barrier it does not need, never lack one it needs where a
+// barrier can go.
 //
 // Invariant: same results; the function verifies. Sibling thread nests of a launch are
 // already ordered (the CUDA back end writes a barrier between them), so each starts with
