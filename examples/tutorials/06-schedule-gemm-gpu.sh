@@ -63,7 +63,7 @@ expect "grid (4, 4, 1), block (1, 1, 1)" "$work/step.cu"
 apply 'bind(i1, "threadIdx.y")' "a row of a tile per threadIdx.y"
 apply 'bind(j1, "threadIdx.x")' "an element per thread: 16 x 16 threads a block"
 expect "grid (4, 4, 1), block (16, 16, 1)" "$work/step.cu"
-expect "const int64_t j_1 = (int64_t)threadIdx.x;" "$work/step.cu"
+expect "const int j_1 = (int)threadIdx.x;" "$work/step.cu"
 
 # Every thread still reads a row of A and a column of B from global memory. The block's
 # threads can share them: for each step of 16 along k, they copy the 16 x 16 tiles of A

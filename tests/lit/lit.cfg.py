@@ -25,6 +25,9 @@ config.environment["PATH"] = os.pathsep.join(
 # NVRTC for `--emit ptx` and `minic compile --target cuda` (tests/CMakeLists.txt finds it).
 config.environment["MINIC_NVRTC"] = config.nvrtc
 config.environment["MINIC_CACHE_DIR"] = os.path.join(config.minic_bin_dir, "cache")
+# cuobjdump for `--emit sass`, with the nvdisasm it runs found beside it.
+config.environment["MINIC_CUOBJDUMP"] = config.cuobjdump
+config.environment["NVDISASM_PATH"] = os.path.dirname(config.cuobjdump)
 
 # Tests that run Graphviz (`minic viz -o FILE.svg`) say `REQUIRES: graphviz`.
 if shutil.which("dot"):

@@ -8,7 +8,8 @@
 //   2. a kernel per launch of the host/device split (host_device_split.h), taking the
 //      buffers it uses, `const` where it only reads them;
 //   3. thread-bound loops as their thread's index, guarded only where the loop's extent is
-//      less than the launch's along that axis;
+//      less than the launch's along that axis; loop variables `int` where the kernel's
+//      indices provably fit 32 bits (index_width.h), else `int64_t`;
 //   4. allocations: registers for local buffers, `__shared__` arrays for shared ones, or
 //      slices of one `extern __shared__` array when a launch needs more than 48 KB;
 //   5. between two thread nests of one thread block, a barrier: the loop interpreter runs
@@ -21,6 +22,7 @@
 #include "minic/codegen/cuda.h"
 
 #include "host_device_split.h"
+#include "index_width.h"
 
 #include "minic/ir/loop/c_syntax.h"
 #include "minic/ir/loop/c_writer.h"
@@ -191,6 +193,7 @@ class CudaWriter : public CWriter {
     }
     grid_ = nest.grid;
     block_ = nest.block;
+    index_type_ = fits_int32(nest.body) ? "int" : "int64_t";
     binds_threads_ = nest.binds_threads;
     dynamic_shared_ = launch.dynamic_shared_bytes > 0;
     shared_offset_ = 0;
@@ -256,11 +259,11 @@ class CudaWriter : public CWriter {
     size_t depth = scope_depth();
     std::string var = bind(node->var.get(), node->var.as<Var>()->name);
     const IntImm* lo = node->min.as<IntImm>();
-    std::string index = fmt::format("(int64_t){}", node->thread_axis);
+    std::string index = fmt::format("({}){}", index_type_, node->thread_axis);
     if (!lo || lo->value != 0) index = fmt::format("{} + {}", text(node->min), index);
     line("{");
     ++indent_;
-    line(fmt::format("const int64_t {} = {};", var, index));
+    line(fmt::format("const {} {} = {};", index_type_, var, index));
     if (extent < dim) {
       line(fmt::format("if ({} < {}) {{  // {} runs {} of {}", var, loop_end(node),
                        node->thread_axis, extent, dim));

@@ -225,8 +225,8 @@ void CWriter::stmt(const Stmt& s) {
 void CWriter::c_loop(const For* node, const std::string& comment) {
   size_t depth = scope_depth();
   std::string var = bind(node->var.get(), node->var.as<Var>()->name);
-  std::string header = fmt::format("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", var,
-                                   text(node->min), loop_end(node));
+  std::string header = fmt::format("for ({3} {0} = {1}; {0} < {2}; ++{0}) {{", var,
+                                   text(node->min), loop_end(node), index_type_);
   line(comment.empty() ? header : header + "  // " + comment);
   indented(node->body);
   line("}");
@@ -241,8 +241,8 @@ void CWriter::per_lane(int lanes, const char* what, Body&& body) {
   Expr lane = Var::make("lane");
   size_t depth = scope_depth();
   std::string name = bind(lane.get(), "lane");
-  line(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0}) {{  // the {1} lanes of a {2}", name,
-                   lanes, what));
+  line(fmt::format("for ({3} {0} = 0; {0} < {1}; ++{0}) {{  // the {1} lanes of a {2}", name,
+                   lanes, what, index_type_));
   ++indent_;
   LaneRewriter rewrite(lane);
   body(rewrite);
@@ -284,7 +284,7 @@ void CWriter::block(const Block* node) {
   for (size_t k = 0; k < node->iter_vars.size(); ++k) {
     const IterVar& iter = node->iter_vars[k];
     std::string name = bind(iter.var.get(), iter.var.as<Var>()->name);
-    declarations.push_back(fmt::format("const int64_t {} = {};", name, bindings[k]));
+    declarations.push_back(fmt::format("const {} {} = {};", index_type_, name, bindings[k]));
     (iter.kind == IterKind::spatial ? spatial : reduce).push_back(name);
     if (iter.kind == IterKind::reduce) reduce_is_zero.push_back(name + " == 0");
   }

@@ -71,7 +71,7 @@ class CWriter {
   virtual std::string prelude_call(ExprKind kind) const;
 
   virtual void for_loop(const For* node) = 0;
-  // `for (int64_t v = min; v < end; ++v) {  // comment`, the body, `}`.
+  // `for (int64_t v = min; v < end; ++v) {  // comment`, the body, `}` (index_type_).
   void c_loop(const For* node, const std::string& comment);
   virtual void declare_array(const Buffer& buffer) = 0;
   virtual void barrier();
@@ -81,6 +81,9 @@ class CWriter {
 
   std::string out_;
   int indent_ = 0;
+  // The C type of loop and iteration variables: int64_t, as the loop IR computes
+  // indices; a dialect may narrow it where the indices provably fit.
+  std::string index_type_ = "int64_t";
 
  private:
   void store(const Store* node);
