@@ -11,8 +11,10 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libxgboost-dev graphviz
 )
-# nvidia-cuda-nvrtc: NVRTC for the CUDA back end's tests where there is no CUDA toolkit.
-PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime matplotlib nvidia-cuda-nvrtc==13.0.88)
+# nvidia-cuda-nvrtc: NVRTC for the CUDA back end's tests where there is no CUDA toolkit;
+# nvidia-cuda-cuobjdump and -nvdisasm: the cubins' machine code (`minic opt --emit sass`).
+PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime matplotlib nvidia-cuda-nvrtc==13.0.88
+             nvidia-cuda-cuobjdump==13.2.78 nvidia-cuda-nvdisasm==13.2.78)
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -29,7 +31,9 @@ fi
 
 PYTHON="${PYTHON:-python3}"
 if ! "$PYTHON" -c 'import numpy, onnx, onnxruntime, matplotlib, importlib.metadata as m
-assert onnx.__version__ == "1.22.0" and m.version("nvidia-cuda-nvrtc") == "13.0.88"' 2>/dev/null; then
+assert onnx.__version__ == "1.22.0" and m.version("nvidia-cuda-nvrtc") == "13.0.88"
+assert m.version("nvidia-cuda-cuobjdump") == m.version("nvidia-cuda-nvdisasm") == "13.2.78"' \
+    2>/dev/null; then
   echo "setup: installing ${PY_PACKAGES[*]} for $PYTHON"
   "$PYTHON" -m pip install -q "${PY_PACKAGES[@]}" 2>/dev/null ||
     "$PYTHON" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
