@@ -8,20 +8,27 @@
 // now be bound to threads (a GPU block reduces a row with one partial per thread: module
 // 6, docs/module6-cuda.md#reductions-across-threads) or vectorised.
 //
-//   Before (k split into ko, ki)             After rfactor(f, "S", ki, shared)
-//   for i in 0..16 {                         alloc S_rf: f32[16,32] shared {
-//     for ko in 0..8 {                         for i in 0..16 {
-//       for ki in 0..32 {                        for ko in 0..8 {
-//         block S(vi = spatial(16) i,              for ki in 0..32 {
-//                 vk = reduce(256)                   block S_rf(vi = spatial(16) i,
-//                      ko * 32 + ki) {                 vko = reduce(8) ko, vr = spatial(32) ki) {
-//           init { S[vi] = 0.0 }                      init { S_rf[vi, vr] = 0.0 }
-//           S[vi] = S[vi] + X[vi, vk]                 S_rf[vi, vr] = S_rf[vi, vr] + X[vi, vko * 32 + vr]
-//                                                 for i in 0..16 {
-//                                                   for ax_r in 0..32 {
-//                                                     block S(vi = spatial(16) i, r = reduce(32) ax_r) {
-//                                                       init { S[vi] = 0.0 }
-//                                                       S[vi] = S[vi] + S_rf[vi, r]
+//   Before (k split into ko, ki):
+//   for i in 0..16 {
+//     for ko in 0..8 {
+//       for ki in 0..32 {
+//         block S(vi = spatial(16) i, vk = reduce(256) ko * 32 + ki) {
+//           init { S[vi] = 0.0 }
+//           S[vi] = S[vi] + X[vi, vk]
+//
+//   After rfactor(f, "S", ki, shared):
+//   alloc S_rf: f32[16,32] shared {
+//     for i in 0..16 {
+//       for ko in 0..8 {
+//         for ki in 0..32 {
+//           block S_rf(vi = spatial(16) i, vko = reduce(8) ko, vr = spatial(32) ki) {
+//             init { S_rf[vi, vr] = 0.0 }
+//             S_rf[vi, vr] = S_rf[vi, vr] + X[vi, vko * 32 + vr]
+//     for i in 0..16 {
+//       for ax_r in 0..32 {
+//         block S(vi = spatial(16) i, r = reduce(32) ax_r) {
+//           init { S[vi] = 0.0 }
+//           S[vi] = S[vi] + S_rf[vi, r]
 //
 // Preconditions (each refused with an Error naming the block, the loop and the reason):
 //   - the block's body is one store B[v...] = combine(B[v...], value) and its init one
@@ -200,14 +207,17 @@ Stmt total_nest(const Block& block, const std::vector<Stmt>& path, size_t root,
     if (iter.kind != loop::IterKind::spatial) continue;
     Expr var = Var::make(iter.var.as<Var>()->name);
     iter_map[iter.var.as<Var>()] = var;
-    total.iter_vars.push_back({var, iter.extent, iter.kind, loop::substitute(iter.binding, renamed)});
+    Expr binding = loop::substitute(iter.binding, renamed);
+    total.iter_vars.push_back({var, iter.extent, iter.kind, binding});
   }
   Expr partial_loop = Var::make("ax_r");
   Expr r = Var::make("r");
   int64_t count = partials->shape.back();
   total.iter_vars.push_back({r, count, loop::IterKind::reduce, partial_loop});
   std::vector<Expr> indices;
-  for (const Expr& index : reduction.update->indices) indices.push_back(iter_map.at(index.as<Var>()));
+  for (const Expr& index : reduction.update->indices) {
+    indices.push_back(iter_map.at(index.as<Var>()));
+  }
   std::vector<Expr> partial_indices = indices;
   partial_indices.push_back(r);
   const loop::Buffer& output = reduction.update->buffer;
@@ -223,7 +233,9 @@ Stmt total_nest(const Block& block, const std::vector<Stmt>& path, size_t root,
     total.predicate = total.predicate ? loop::And::make(total.predicate, kept) : kept;
   }
   loop::VarBounds bounds;
-  for (const loop::IterVar& iter : total.iter_vars) bounds[iter.var.as<Var>()] = {0, iter.extent - 1};
+  for (const loop::IterVar& iter : total.iter_vars) {
+    bounds[iter.var.as<Var>()] = {0, iter.extent - 1};
+  }
   loop::DeclaredRegions regions = loop::declared_regions(total.body, bounds);
   total.reads = std::move(regions.reads);
   total.writes = std::move(regions.writes);

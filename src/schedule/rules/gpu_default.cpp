@@ -11,14 +11,17 @@
 //   3. that loop is split into thread blocks of kThreadsPerBlock threads (a guard covers
 //      the last, partial block) and the two parts are bound to blockIdx.x and threadIdx.x.
 //
-// A reduction then runs serially in its thread, one output per thread: right for softmax
-// rows and pooling windows of moderate size, far from the GPU's peak for GEMM and
-// convolution. A GEMM whose tiles fit (gpu_gemm.cpp) gets the tiled rule instead: shared-
-// memory tiles of A and B, a register tile of C in each thread; another multiply-
-// accumulate, a convolution (gpu_conv.cpp), a register tile of output channels; another
-// reduction of 64 elements or more (gpu_reduce.cpp), a thread block per output. A block whose loops feed
-// both kinds of variables, or that has no loop, keeps its loops and runs as a launch of
-// one thread (the CUDA back end's rule for unbound host code).
+// A reduction then runs serially in its thread, one output per thread: right for short
+// reductions (pooling windows), far from the GPU's peak for GEMM, convolution and long
+// rows. So three rules come first, each tried on a copy of the schedule and dropped if it
+// does not fit:
+//   - a GEMM whose tiles fit (gpu_gemm.cpp): shared-memory tiles of A and B, a register
+//     tile of C in each thread;
+//   - another multiply-accumulate, a convolution (gpu_conv.cpp): a register tile of
+//     output channels in each thread;
+//   - another reduction of 64 elements or more (gpu_reduce.cpp): a thread block per output.
+// A block whose loops feed both kinds of variables, or that has no loop, keeps its loops
+// and runs as a launch of one thread (the CUDA back end's rule for unbound host code).
 //
 // Chapter: docs/module6-cuda.md#the-default-gpu-schedule
 #include "minic/schedule/rules.h"

@@ -4,7 +4,8 @@
 // element of C: K loads per multiply-add, all from global memory. The classic CUDA GEMM
 // cuts that in two steps, both written here with schedule primitives:
 //
-//   register tile   each thread computes TM x TN outputs (4 x 4), accumulated in a local
+//   register tile   each thread computes TM x TN outputs (4 x 4, or 2 or 1 on a side
+//                   where the extent is not a multiple of 64 or 32), accumulated in a local
 //                   buffer (registers: cache_write "local"), so each value it loads is
 //                   used TM or TN times;
 //   shared tiles    the 16 x 16 threads of a block compute a (16 TM) x (16 TN) tile of C;
@@ -28,7 +29,7 @@
 //
 // The rule takes a multiply-accumulate block with one reduction loop whose multiplicands
 // are both matrices (or batches of them) and whose row, column and reduction extents are
-// multiples of 16; anything else is refused, and the block keeps the one-thread-per-output rule.
+// multiples of 16; anything else is refused, and the next rule of gpu_default.cpp tries.
 //
 // Chapter: docs/module6-cuda.md#the-gemm-rule
 #include "gpu_rules.h"
@@ -82,7 +83,9 @@ void schedule_gpu_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles
   LoopRef i = roles.spatial[roles.spatial.size() - 2];
   LoopRef j = roles.spatial.back();
   std::optional<LoopRef> rows = row_loop(sch, block, roles, operands);
-  if (!rows || !sch.loop_var(rows->var).same_as(sch.loop_var(i.var))) fail("the rows operand is not indexed by the row loop");
+  if (!rows || !sch.loop_var(rows->var).same_as(sch.loop_var(i.var))) {
+    fail("the rows operand is not indexed by the row loop");
+  }
   int64_t tm = thread_tile(extent_of(sch, i), kThreadRows);
   int64_t tn = thread_tile(extent_of(sch, j), kThreadCols);
   if (tm == 0 || tn == 0) fail("the rows and columns of C are not multiples of 16");
