@@ -18,6 +18,7 @@
 // Chapter: docs/module6-llvm-cpu.md#2-expressions-statements-intrinsics
 #include "codegen.h"
 
+#include "minic/ir/loop/analysis.h"
 #include "minic/support/error.h"
 
 namespace minic::codegen::llvm_backend {
@@ -51,8 +52,7 @@ void CodeGen::emit(const Stmt& stmt) {
       return;
     }
     case StmtKind::Evaluate: {
-      const Call* call = stmt.as<Evaluate>()->value.as<Call>();
-      if (call && call->name == "barrier") {
+      if (is_barrier(stmt)) {
         error("a barrier synchronises GPU threads: barriers need the CUDA backend");
       }
       emit(stmt.as<Evaluate>()->value);

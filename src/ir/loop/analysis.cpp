@@ -295,4 +295,16 @@ bool calls(const Stmt& stmt, const std::string& name) {
   return finder.found;
 }
 
+Stmt barrier_stmt() { return Evaluate::make(Call::make(DataType::int64(), "barrier", {})); }
+
+bool is_barrier(const Expr& expr) {
+  const Call* call = expr.as<Call>();
+  return call && call->name == "barrier";
+}
+
+bool is_barrier(const Stmt& stmt) {
+  const Evaluate* node = stmt.as<Evaluate>();
+  return node && is_barrier(node->value);
+}
+
 }  // namespace minic::loop

@@ -8,6 +8,7 @@
 // Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "minic/ir/loop/c_writer.h"
 
+#include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/binary_operands.h"
 #include "minic/ir/loop/c_syntax.h"
 #include "minic/ir/loop/visitor.h"
@@ -264,8 +265,7 @@ void CWriter::store(const Store* node) {
 }
 
 void CWriter::evaluate(const Evaluate* node) {
-  const Call* call = node->value.as<Call>();
-  if (call && call->name == "barrier") {
+  if (is_barrier(node->value)) {
     barrier();
   } else if (node->value.type().lanes == 1) {
     line(text(node->value) + ";");

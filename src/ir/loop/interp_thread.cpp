@@ -19,18 +19,11 @@
 // Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "interp_thread.h"
 
+#include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/gpu_axis.h"
 
 namespace minic::loop::interp {
 
-namespace {
-
-bool is_barrier(const Expr& expr) {
-  const Call* call = expr.as<Call>();
-  return call && call->name == "barrier";
-}
-
-}  // namespace
 
 int thread_idx_dim(const std::string& axis) {
   std::optional<GpuAxis> gpu = gpu_axis(axis);

@@ -14,6 +14,7 @@
 // Chapter: docs/module3-loop-ir.md#4-the-verifier-and-the-interpreter-the-oracle
 #include "minic/ir/loop/verifier.h"
 
+#include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/gpu_axis.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
@@ -59,10 +60,6 @@ int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-bool is_barrier(const Expr& expr) {
-  const Call* call = expr.as<Call>();
-  return call && call->name == "barrier";
-}
 
 class Verifier : public IRVisitor {
  public:

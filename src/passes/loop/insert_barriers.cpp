@@ -43,14 +43,6 @@
 namespace minic::loop {
 namespace {
 
-Stmt make_barrier() { return Evaluate::make(Call::make(DataType::int64(), "barrier", {})); }
-
-bool is_barrier(const Stmt& stmt) {
-  const Evaluate* node = stmt.as<Evaluate>();
-  const Call* call = node ? node->value.as<Call>() : nullptr;
-  return call && call->name == "barrier";
-}
-
 // The threadIdx loops of a launch, with the block's extent on each axis.
 class ThreadLoops : public IRVisitor {
  public:
@@ -213,7 +205,7 @@ class NestWalker {
     } else {
       pending.add(use);
     }
-    return wait ? Seq::make({make_barrier(), result}) : result;
+    return wait ? Seq::make({barrier_stmt(), result}) : result;
   }
 
  private:

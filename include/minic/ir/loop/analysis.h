@@ -81,4 +81,10 @@ bool same_expr(const Expr& a, const Expr& b);
 // True if `stmt` evaluates a call named `name` (a GPU barrier: "barrier").
 bool calls(const Stmt& stmt, const std::string& name);
 
+// The GPU barrier, `barrier()`: a call evaluated as a statement of its own.
+Stmt barrier_stmt();
+// True if `expr` is the call barrier(), or `stmt` evaluates it.
+bool is_barrier(const Expr& expr);
+bool is_barrier(const Stmt& stmt);
+
 }  // namespace minic::loop
