@@ -261,6 +261,13 @@ StoreList stores_of(const Stmt& stmt) {
   return finder.list;
 }
 
+bool feeds(const Block& block, const loop::Var* var, loop::IterKind kind) {
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (iter.kind == kind && loop::uses_var(iter.binding, var)) return true;
+  }
+  return false;
+}
+
 bool at_spatial_vars(const Block& block, const std::vector<Expr>& indices) {
   std::optional<std::vector<size_t>> positions = iter_var_positions(block, indices);
   size_t spatial = 0;

@@ -119,6 +119,10 @@ bool is_domain_guard(const loop::Block& block, const loop::Expr& condition);
 std::optional<std::vector<size_t>> iter_var_positions(const loop::Block& block,
                                                       const std::vector<loop::Expr>& indices);
 
+// True if some iteration variable of `kind` of the block is bound to an expression of
+// `var` (a loop around it): the loop feeds that kind of variable.
+bool feeds(const loop::Block& block, const loop::Var* var, loop::IterKind kind);
+
 // True if `indices` are the block's spatial iteration variables, each once (in any
 // order): a store at them writes one element per iteration of the spatial variables.
 bool at_spatial_vars(const loop::Block& block, const std::vector<loop::Expr>& indices);

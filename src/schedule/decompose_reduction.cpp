@@ -59,14 +59,6 @@ using loop::Var;
 
 constexpr const char* kPrimitive = "decompose_reduction";
 
-// True if some iteration variable of `kind` is bound to an expression of `var`.
-bool feeds(const Block& block, const Var* var, loop::IterKind kind) {
-  for (const loop::IterVar& iter : block.iter_vars) {
-    if (iter.kind == kind && loop::uses_var(iter.binding, var)) return true;
-  }
-  return false;
-}
-
 // The variables of the loops on `path` that feed a reduction variable.
 std::unordered_set<const Var*> reduction_loops(const Block& block, const std::vector<Stmt>& path) {
   std::unordered_set<const Var*> loops;

@@ -150,13 +150,6 @@ Expr combine(loop::ExprKind kind, const Expr& a, const Expr& b) {
   }
 }
 
-bool feeds(const Block& block, const Var* var, loop::IterKind kind) {
-  for (const loop::IterVar& iter : block.iter_vars) {
-    if (iter.kind == kind && loop::uses_var(iter.binding, var)) return true;
-  }
-  return false;
-}
-
 // Step 1 for the loops: those around the block that feed its reduction variables.
 std::vector<const For*> reduction_loops(const Block& block, const std::vector<Stmt>& path,
                                         const For& factor) {

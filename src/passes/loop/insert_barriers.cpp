@@ -193,17 +193,18 @@ class NestWalker {
     }
     // A sequence or an allocation is only what it holds: its parts meet the pending
     // accesses one by one (a barrier first in it counts).
-    bool transparent = stmt.kind() == StmtKind::Seq || stmt.kind() == StmtKind::Allocate;
+    if (stmt.kind() == StmtKind::Seq || stmt.kind() == StmtKind::Allocate) {
+      return walk_inside(stmt, pending);
+    }
     SharedAccesses accesses(threads_);
     accesses.visit(stmt);
-    const SharedUse& use = accesses.use;
-    bool wait = !transparent && pending.conflicts(use);
+    bool wait = pending.conflicts(accesses.use);
     if (wait) pending = {};
     Stmt result = stmt;
     if (uniform(stmt)) {
       result = walk_inside(stmt, pending);
     } else {
-      pending.add(use);
+      pending.add(accesses.use);
     }
     return wait ? Seq::make({barrier_stmt(), result}) : result;
   }
