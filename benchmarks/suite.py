@@ -1,7 +1,7 @@
 """What `benchmarks/run` measures: the models, the GEMMs, and their inputs. Course module 8.
 
-The suite is the nine light models of ../shared/onnx/light-models (real architectures
-whose weights are ConstantOfShape nodes, so the files are small), the example models
+The suite is the nine light models of the onnx package (backend/test/data/light: real
+architectures whose weights are ConstantOfShape nodes, so the files are small), the example models
 (ResNet-18, MobileNetV2, the BERT-style encoder, built by examples/models/build_models.py;
 the committed MLP), and one-node MatMul models: square N x N x N and the shapes of a BERT
 layer's projections. A MatMul's first operand is the model's input (activations); the
@@ -18,7 +18,6 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-LIGHT_MODELS_DIR = os.path.join(REPO, "..", "shared", "onnx", "light-models")
 EXAMPLES_DIR = os.path.join(REPO, "examples", "models")
 
 from compare_with_ort import random_inputs  # the model tests' input generator
@@ -53,10 +52,21 @@ def gemm_name(m, k, n):
     return f"matmul_{m}" if m == k == n else f"matmul_{m}x{k}x{n}"
 
 
+def light_models_dir():
+    """The light models: build/onnx-data/light, the copy the build's tests use
+    (tests/CMakeLists.txt), else those of the onnx package scripts/setup.sh installs."""
+    linked = os.path.join(REPO, "build", "onnx-data", "light")
+    if os.path.isdir(linked):
+        return linked
+    import onnx
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+
+
 def full_suite():
     """Every benchmark, models first, in a fixed order."""
-    suite = [Benchmark(n, "model", "light",
-                       os.path.join(LIGHT_MODELS_DIR, f"light_{n}.onnx")) for n in LIGHT_MODELS]
+    light = light_models_dir()
+    suite = [Benchmark(n, "model", "light", os.path.join(light, f"light_{n}.onnx"))
+             for n in LIGHT_MODELS]
     suite += [Benchmark(n, "model", "built") for n in BUILT_MODELS]
     suite.append(Benchmark("mlp", "model", "example", os.path.join(EXAMPLES_DIR, "mlp.onnx")))
     shapes = [(n, n, n) for n in SQUARE_GEMMS] + BERT_GEMMS
@@ -108,6 +118,9 @@ def prepare(benchmarks, models_dir, log):
         subprocess.run([sys.executable, os.path.join(EXAMPLES_DIR, "build_models.py"),
                         "--out", models_dir, *to_build], check=True, stdout=subprocess.DEVNULL)
     for bench in benchmarks:
+        if bench.source == "light" and not os.path.exists(bench.path):
+            sys.exit(f"benchmarks: {bench.path} is missing (scripts/setup.sh installs the onnx "
+                     "package that has the light models)")
         if bench.source == "built":
             bench.path = os.path.join(models_dir, f"{bench.name}.onnx")
         elif bench.source == "gemm":

@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "models"))
 
 import suite  # noqa: E402
 
-LIGHT = os.path.join(REPO, "..", "shared", "onnx", "light-models")
+LIGHT = suite.light_models_dir()
 
 
 def log(message):

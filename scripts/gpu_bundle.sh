@@ -5,8 +5,8 @@
 #   gpu-bundle/bin/       minic and minic-conformance from build/ (a release build)
 #   gpu-bundle/lib.tar.xz the shared libraries they load that are not glibc's (libLLVM
 #                         alone is 129 MB, about 26 MB compressed)
-#   gpu-bundle/data.tar.xz ONNX's node tests and the light models (../shared does not
-#                         travel)
+#   gpu-bundle/data.tar.xz ONNX's node tests of tests/onnx/node_cases.tsv and the light
+#                         models, from build/onnx-data (the onnx package does not travel)
 #
 # gpu-bundle/ is ignored by git (.gitignore); name it in the device tool's `carry`:
 #   scripts/gpu_bundle.sh && <device run> carry=[gpu-bundle] \
@@ -14,9 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
-shared="${MINIC_SHARED:-../shared}"
 out=gpu-bundle
 
+data="$build/onnx-data"  # tests/CMakeLists.txt links it
+[ -d "$data/node" ] && [ -d "$data/light" ] ||
+  { echo "gpu_bundle: no ONNX test data at $data: configure the build first" >&2; exit 1; }
 for binary in "$build/minic" "$build/tests/onnx/minic-conformance"; do
   [ -x "$binary" ] || { echo "gpu_bundle: $binary is missing: build first" >&2; exit 1; }
 done
@@ -32,7 +34,9 @@ ldd "$build/minic" "$build/tests/onnx/minic-conformance" | awk '/=> \// {print $
 tar -C "$out" -cf - lib | xz -T2 -6 > "$out/lib.tar.xz"
 rm -rf "$out/lib"
 
-tar -C "$shared/onnx" -cf - node light-models | xz -T2 -6 > "$out/data.tar.xz"
+grep -v '^#' tests/onnx/node_cases.tsv | cut -f1 | sed 's|^|node/|' > "$out/cases.txt"
+tar -C "$data" -cf - light -T "$out/cases.txt" | xz -T2 -6 > "$out/data.tar.xz"
+rm "$out/cases.txt"
 du -sh "$out" "$out"/*
 total=$(du -sk "$out" | cut -f1)
 if [ "$total" -gt $((60 * 1024)) ]; then

@@ -67,11 +67,11 @@ field device "\"$(sed -n 2p "$out/device.log")\""
 
 # --- conformance on the GPU ---------------------------------------------------------------
 phase node 150 "$conformance" node "$work/node" --backend cuda \
-  --expected tests/onnx/expected_pass.txt
+  --cases tests/onnx/node_cases.tsv --expected tests/onnx/expected_pass.txt
 node_line="$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/node.log" | tail -1)"
 say "  node tests: ${node_line:-no result}; $(grep -c '^REGRESSION' "$out/node.log") regressions"
 field node "\"${node_line:-none}\""
-phase light 120 "$conformance" light-models "$work/light-models" --passes default --backend cuda
+phase light 120 "$conformance" light-models "$work/light" --passes default --backend cuda
 light_line="$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/light.log" | tail -1)"
 say "  light models: ${light_line:-no result}"
 field light "\"${light_line:-none}\""
@@ -97,7 +97,7 @@ done
 field models "\"$models_ok of $models_total match the CPU\""
 
 # --- profiles -----------------------------------------------------------------------------
-for model in "$work/light-models/light_resnet50.onnx" "$work/models/bert_encoder.onnx"; do
+for model in "$work/light/light_resnet50.onnx" "$work/models/bert_encoder.onnx"; do
   name="$(basename "$model" .onnx)"
   phase "profile-$name" 60 "$minic" run "$model" --target cuda --profile --passes default
   grep -E '^ran|^profile' "$out/profile-$name.log" | sed 's/^/  /' | tee -a "$summary"

@@ -34,11 +34,16 @@ step "$minic" run examples/models/mlp.onnx --fill random --seed 7 --compare "$wo
 
 # 5. One of ONNX's own backend tests: a Conv with expected output. `--compare` checks it
 #    and exits with status 1 on a mismatch.
-case_dir=../shared/onnx/node/test_conv_with_strides_padding
-if [ -d "$case_dir" ]; then
-  step "$minic" run "$case_dir/model.onnx" --input "$case_dir/test_data_set_0/input_0.pb" \
-      --input "$case_dir/test_data_set_0/input_1.pb" --compare "$case_dir/test_data_set_0"
+#    The build links onnx-data, beside the minic binary, to ONNX's test data (the onnx
+#    package's backend/test/data: node/ and light/).
+data="$(dirname "$minic")/onnx-data"
+case_dir="$data/node/test_conv_with_strides_padding"
+if [ ! -d "$case_dir" ]; then
+  echo "no ONNX test data at $data: configure the build first (scripts/demo.sh)" >&2
+  exit 1
 fi
+step "$minic" run "$case_dir/model.onnx" --input "$case_dir/test_data_set_0/input_0.pb" \
+    --input "$case_dir/test_data_set_0/input_1.pb" --compare "$case_dir/test_data_set_0"
 
 # 6. Graphs can be written by hand in the text form, and minic checks them: here a
 #    Relu(x * 2 + 1). `opt` parses it, infers the types it leaves out, and prints it back.

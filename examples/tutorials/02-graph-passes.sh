@@ -51,12 +51,12 @@ expect "fused(" "$work/out.txt"
 step "$minic" opt "$work/block.mgraph" --verify-each=numeric --time-passes
 
 # 6. A real network: the ResNet-50 light model before and after the pipeline.
-model=../shared/onnx/light-models/light_resnet50.onnx
-if [ -f "$model" ]; then
-  step "$minic" inspect "$model" --optimized | tee "$work/out.txt"
-  expect "kernels" "$work/out.txt"
-  step "$minic" viz "$model" --stage optimized -o "$work/resnet50.dot"
-  expect "cluster_" "$work/resnet50.dot"
-fi
+#    The build links onnx-data, beside the minic binary, to ONNX's test data.
+model="$(dirname "$minic")/onnx-data/light/light_resnet50.onnx"
+[ -f "$model" ] || { echo "no $model: configure the build first (scripts/demo.sh)" >&2; exit 1; }
+step "$minic" inspect "$model" --optimized | tee "$work/out.txt"
+expect "kernels" "$work/out.txt"
+step "$minic" viz "$model" --stage optimized -o "$work/resnet50.dot"
+expect "cluster_" "$work/resnet50.dot"
 echo
 echo "tutorial 2 finished"

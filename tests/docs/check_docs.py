@@ -17,8 +17,8 @@ naming file:line, on:
    block can compile into `out/` and then run `out/`. The scratch directory looks like
    the repository root: each top-level entry of the repository is linked into it, so
    `examples/models/mlp.onnx` and `tests/lit/...` resolve as they do for a reader at the
-   root; `build/minic` (and `minic` on the PATH) is the binary under test; `../shared`
-   is the repository's `../shared`. Files the commands write stay in scratch.
+   root; `build/minic` (and `minic` on the PATH) is the binary under test, and
+   `build/onnx-data` the ONNX test data beside it. Files the commands write stay in scratch.
    A line with a placeholder (`MODEL.onnx`, `[--option]`, `a|b`) is a synopsis, not a
    command: its subcommand and options are checked against `minic --help` instead.
 2. **a source path that does not exist.** Every path from the root that starts with

@@ -212,8 +212,8 @@ def block_commands(block: Block) -> List[Tuple[int, str]]:
 
 class Sandbox:
     """Scratch directories that look like the repository root: every top-level entry of
-    the repository is a link, `build/minic` is the binary under test, `../shared` is the
-    repository's `../shared`. What a command writes stays in the scratch directory."""
+    the repository is a link, `build/minic` is the binary under test and `build/onnx-data`
+    the ONNX test data beside it. What a command writes stays in the scratch directory."""
 
     def __init__(self, root: str, minic: str):
         self.root = os.path.abspath(root)
@@ -221,6 +221,9 @@ class Sandbox:
         self.bin = os.path.join(self.base, "bin")
         os.mkdir(self.bin)
         os.symlink(os.path.abspath(minic), os.path.join(self.bin, "minic"))
+        data = os.path.join(os.path.dirname(os.path.abspath(minic)), "onnx-data")
+        if os.path.exists(data):
+            os.symlink(os.path.realpath(data), os.path.join(self.bin, "onnx-data"))
         self.count = 0
 
     def new_directory(self) -> str:
@@ -233,9 +236,6 @@ class Sandbox:
                 continue
             os.symlink(os.path.join(self.root, entry), os.path.join(work, entry))
         os.symlink(self.bin, os.path.join(work, "build"))
-        shared = os.path.join(self.root, "..", "shared")
-        if os.path.exists(shared):
-            os.symlink(os.path.realpath(shared), os.path.join(outer, "shared"))
         return work
 
     def remove(self):

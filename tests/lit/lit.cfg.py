@@ -17,7 +17,8 @@ config.test_exec_root = os.path.join(config.minic_bin_dir, "tests", "lit-out")
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
 
 config.substitutions.append(("%minic", os.path.join(config.minic_bin_dir, "minic")))
-config.substitutions.append(("%shared", os.path.join(config.minic_source_dir, "..", "shared")))
+# ONNX's backend test data, node/ and light/ (tests/CMakeLists.txt finds it).
+config.substitutions.append(("%onnx", config.onnx_data))
 config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "Inputs")))
 config.environment["PATH"] = os.pathsep.join(
     [config.minic_bin_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])

@@ -3,9 +3,9 @@
 // 2 (the interpreter is the oracle; this checks the oracle against ONNX's own expected
 // outputs) and module 6 (the compiled code against the same outputs).
 //
-//   minic-conformance node DIR [--filter SUBSTR] [--expected FILE] [--write-expected FILE]
-//                              [--verbose] [--passes default|none|a,b,c] [--backend B]
-//                              [--target T]
+//   minic-conformance node DIR [--cases FILE] [--filter SUBSTR] [--expected FILE]
+//                              [--write-expected FILE] [--verbose]
+//                              [--passes default|none|a,b,c] [--backend B] [--target T]
 //   minic-conformance light-models DIR [--passes default|none|a,b,c] [--backend B]
 //                                      [--target T]
 //
@@ -16,6 +16,10 @@
 //
 // The code is split by mode: node_tests.cpp, light_models.cpp, main.cpp; this header holds
 // what they share.
+//
+// DIR is ONNX's backend/test/data/node (build/onnx-data/node, tests/CMakeLists.txt) or a
+// folder laid out the same; --cases names the cases to run (node_cases.tsv: each must be
+// in DIR), else every folder of DIR runs.
 //
 // A node case is a folder with model.onnx and test_data_set_0/input_K.pb, output_K.pb.
 // Its inputs are bound to the model's graph inputs by position, all passed to the importer
@@ -197,6 +201,7 @@ inline Target default_target(const std::string& backend) {
 
 struct NodeOptions {
   std::string dir;
+  std::string cases;  // a case list (node_cases.tsv); empty: every case in dir
   std::string filter;
   std::string expected;
   std::string write_expected;

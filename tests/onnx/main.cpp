@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   NodeOptions node;
   CLI::App* node_command = app.add_subcommand("node", "Run the backend node test cases in DIR");
   node_command->add_option("dir", node.dir, "Folder of cases (each with model.onnx)")->required();
+  node_command->add_option("--cases", node.cases,
+                           "Run the cases this list names (node_cases.tsv), each of which "
+                           "must be in DIR; default: every case in DIR");
   node_command->add_option("--filter", node.filter, "Run only cases whose name contains this");
   node_command->add_option("--expected", node.expected,
                            "List of cases that must pass; exit 1 if one fails");

@@ -343,7 +343,7 @@ TEST_CASE("summarize_onnx describes models minic cannot import", "[frontend]") {
 }
 
 TEST_CASE("the light models import with their declared types", "[frontend][models]") {
-  const std::string dir = MINIC_SHARED_DIR "/onnx/light-models";
+  const std::string dir = MINIC_ONNX_LIGHT_DIR;
   const std::vector<std::pair<std::string, std::string>> models = {
       {"light_bvlc_alexnet", "data_0"},      {"light_densenet121", "data_0"},
       {"light_inception_v1", "data_0"},      {"light_inception_v2", "data_0"},

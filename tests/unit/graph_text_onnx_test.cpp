@@ -1,6 +1,8 @@
 // The graph text form over real graphs: every ONNX backend node test that minic imports
 // and every light model must print, parse back, print identically and verify.
 // Course module 2.
+#include "onnx_test_util.h"
+
 #include "minic/frontend/onnx.h"
 #include "minic/ir/graph/text.h"
 #include "minic/ir/graph/verifier.h"
@@ -48,13 +50,11 @@ OnnxImportOptions known_inputs(const fs::path& folder, const OnnxModelSummary& s
 }  // namespace
 
 TEST_CASE("ONNX node tests round-trip through the text form", "[graph_text][onnx]") {
-  fs::path root = fs::path(MINIC_SHARED_DIR) / "onnx" / "node";
-  REQUIRE(fs::is_directory(root));
   std::vector<fs::path> folders;
-  for (const auto& entry : fs::directory_iterator(root)) {
-    if (fs::exists(entry.path() / "model.onnx")) folders.push_back(entry.path());
+  for (const std::string& name : testing::read_case_names(MINIC_NODE_CASES)) {
+    folders.push_back(fs::path(MINIC_ONNX_NODE_DIR) / name);
+    REQUIRE(fs::exists(folders.back() / "model.onnx"));
   }
-  std::sort(folders.begin(), folders.end());
 
   int round_tripped = 0;
   int not_imported = 0;
@@ -82,7 +82,7 @@ TEST_CASE("ONNX node tests round-trip through the text form", "[graph_text][onnx
 }
 
 TEST_CASE("the light models round-trip through the text form", "[graph_text][onnx]") {
-  fs::path root = fs::path(MINIC_SHARED_DIR) / "onnx" / "light-models";
+  fs::path root = fs::path(MINIC_ONNX_LIGHT_DIR);
   for (const char* name : {"bvlc_alexnet", "densenet121", "inception_v1", "inception_v2",
                            "resnet50", "shufflenet", "squeezenet", "vgg19", "zfnet512"}) {
     INFO(name);
@@ -92,7 +92,7 @@ TEST_CASE("the light models round-trip through the text form", "[graph_text][onn
 }
 
 TEST_CASE("the light models round-trip after the default pipeline", "[graph_text][onnx]") {
-  fs::path root = fs::path(MINIC_SHARED_DIR) / "onnx" / "light-models";
+  fs::path root = fs::path(MINIC_ONNX_LIGHT_DIR);
   for (const char* name : {"bvlc_alexnet", "densenet121", "inception_v1", "inception_v2",
                            "resnet50", "shufflenet", "squeezenet", "vgg19", "zfnet512"}) {
     INFO(name);

@@ -10,6 +10,7 @@
 //     reference kernels of the same node.
 // Small hand-made graphs are lower_test.cpp.
 #include "lower_test_util.h"
+#include "onnx_test_util.h"
 
 #include "minic/frontend/onnx.h"
 #include "minic/ops/compute.h"
@@ -28,15 +29,6 @@ namespace fs = std::filesystem;
 namespace {
 
 // The node tests the reference interpreter passes (tests/onnx/expected_pass.txt).
-std::vector<std::string> passing_node_tests() {
-  std::ifstream file(fs::path(MINIC_SOURCE_DIR) / "tests" / "onnx" / "expected_pass.txt");
-  std::vector<std::string> names;
-  for (std::string line; std::getline(file, line);) {
-    if (!line.empty() && line[0] != '#') names.push_back(line);
-  }
-  return names;
-}
-
 struct NodeCaseResult {
   bool lowered = false;  // false: an op has no compute rule
   std::string problem;   // empty when the outputs match
@@ -106,11 +98,11 @@ NodeCaseResult run_node_case(const fs::path& folder) {
 }  // namespace
 
 TEST_CASE("every ONNX node test with compute rules runs lowered", "[lower][onnx]") {
-  fs::path root = fs::path(MINIC_SHARED_DIR) / "onnx" / "node";
+  fs::path root = fs::path(MINIC_ONNX_NODE_DIR);
   int lowered = 0;
   int without_rule = 0;
   std::vector<std::string> problems;
-  for (const std::string& name : passing_node_tests()) {
+  for (const std::string& name : read_case_names(MINIC_SOURCE_DIR "/tests/onnx/expected_pass.txt")) {
     NodeCaseResult result = run_node_case(root / name);
     if (!result.lowered) {
       ++without_rule;
@@ -131,7 +123,7 @@ TEST_CASE("every ONNX node test with compute rules runs lowered", "[lower][onnx]
 
 TEST_CASE("every kernel of the light models lowers, and the small ones run",
           "[lower][onnx][heavy]") {
-  fs::path root = fs::path(MINIC_SHARED_DIR) / "onnx" / "light-models";
+  fs::path root = fs::path(MINIC_ONNX_LIGHT_DIR);
   ModelCounts total;
   std::vector<std::string> problems;
   for (const char* name : {"bvlc_alexnet", "densenet121", "inception_v1", "inception_v2",

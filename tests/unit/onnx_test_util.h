@@ -10,6 +10,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,19 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The names of a case list (tests/onnx/node_cases.tsv, tests/onnx/expected_pass.txt): the
+// first column of each line, tab-separated; '#' starts a comment.
+inline std::vector<std::string> read_case_names(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot read the case list " + path);
+  std::vector<std::string> names;
+  for (std::string line; std::getline(file, line);) {
+    std::string name = line.substr(0, line.find_first_of("#\t"));
+    if (!name.empty()) names.push_back(name);
+  }
+  return names;
+}
 
 // A model with an empty graph named "g" that imports the default opset `opset`.
 inline onnx::ModelProto make_model(int64_t opset = 17, int64_t ir_version = 8) {

@@ -332,7 +332,7 @@ graph g(%x: f32[4]) -> (%y: f32[4], %z: f32[4], %f: f32[4]) opset 17 {
 // The interpreter runs each model twice, so the slowest (VGG-19, ResNet-50) are checked for
 // structure only.
 TEST_CASE("fold-constants, cse and dce on the light models", "[passes][fold][models][heavy]") {
-  const std::string dir = MINIC_SHARED_DIR "/onnx/light-models/";
+  const std::string dir = MINIC_ONNX_LIGHT_DIR "/";
   for (const char* name : {"bvlc_alexnet", "densenet121", "inception_v1", "inception_v2",
                            "shufflenet", "squeezenet", "zfnet512", "resnet50", "vgg19"}) {
     INFO(name);

@@ -253,7 +253,7 @@ TEST_CASE("fold-conv-affine: cases that must not fold", "[passes][fold-conv-affi
 // fully connected layers) is too slow for a unit test: their Dropouts are checked by structure.
 TEST_CASE("simplify, fold-batchnorm and fold-conv-affine on the light models",
           "[passes][models][heavy]") {
-  const std::string dir = MINIC_SHARED_DIR "/onnx/light-models/";
+  const std::string dir = MINIC_ONNX_LIGHT_DIR "/";
   auto pipeline = [](Graph& graph) {
     simplify(graph);
     fold_constants(graph);

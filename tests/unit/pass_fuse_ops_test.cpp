@@ -268,7 +268,7 @@ TEST_CASE("fuse-ops keeps the outputs of random graphs, one anchor a group at mo
 // The light models build their weights with ConstantOfShape; fold-constants makes them
 // constants first, so that fusion sees the graph a compiler would.
 TEST_CASE("fuse-ops on ResNet-50 and SqueezeNet", "[fuse_ops][models][heavy]") {
-  const std::string dir = MINIC_SHARED_DIR "/onnx/light-models/";
+  const std::string dir = MINIC_ONNX_LIGHT_DIR "/";
   SECTION("ResNet-50: each Conv with its BatchNormalization, Sum and Relu is one kernel") {
     Graph graph = import_onnx(dir + "light_resnet50.onnx");
     fold_constants(graph);

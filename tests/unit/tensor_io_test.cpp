@@ -133,7 +133,7 @@ TEST_CASE("TensorProto files round trip for every element type", "[tensor_io]") 
 TEST_CASE("an ONNX backend test's input and expected output read as TensorProtos",
           "[tensor_io]") {
   // test_abs: output_0 = |input_0|, both f32[3,4,5].
-  const std::string dir = MINIC_SHARED_DIR "/onnx/node/test_abs/test_data_set_0/";
+  const std::string dir = MINIC_ONNX_NODE_DIR "/test_abs/test_data_set_0/";
   Tensor input = read_tensor_file(dir + "input_0.pb");
   Tensor output = read_tensor_file(dir + "output_0.pb");
   REQUIRE(input.type() == TensorType{DType::f32, {3, 4, 5}});
