@@ -160,6 +160,30 @@ func @shift(A: f32[8], B: f32[8]) {
 })", 1);
 }
 
+TEST_CASE("vectorize-loops leaves a loop whose refused select sits inside a call, a cast or "
+          "another select", "[llvm][vectorize_loops]") {
+  // The select reads memory on a vector condition, so it stays scalar, and so must the
+  // call, the cast and the select around it (not a vector node with an operand missing).
+  check_pass(R"(
+func @abs_sqrt(N: f32[16], Q: f32[16]) {
+  vectorized for j in 0..16 {
+    Q[j] = sqrt(select(N[j] < 0.0, 0.0 - N[j], N[j]))
+  }
+})", 1);
+  check_pass(R"(
+func @abs_cast(N: f32[16], Q: i32[16]) {
+  vectorized for j in 0..16 {
+    Q[j] = cast<i32>(select(N[j] < 0.0, 0.0 - N[j], N[j]))
+  }
+})", 1);
+  check_pass(R"(
+func @nested(N: f32[16], Q: f32[16]) {
+  vectorized for j in 0..16 {
+    Q[j] = select(j < 8, select(N[j] < 0.0, 0.0 - N[j], N[j]), 1.0)
+  }
+})", 1);
+}
+
 TEST_CASE("vectorize-loops is registered as a loop pass", "[llvm][vectorize_loops]") {
   CHECK(PassRegistry::find(PassKind::loop, "vectorize-loops") != nullptr);
 }

@@ -118,10 +118,16 @@ class Widener {
   Expr widen(const Expr& expr) {
     if (failed || !uses_var(expr, var_)) return expr;
     if (expr.as<Var>()) return ramp_;
-    if (const Not* node = expr.as<Not>()) return guard(Not::make(widen(node->a)));
+    // Each case widens its operands first and builds the vector node only if none gave
+    // up: a node's constructor refuses a missing operand.
+    if (const Not* node = expr.as<Not>()) {
+      Expr a = widen(node->a);
+      return failed ? Expr() : Not::make(a);
+    }
     if (const Select* node = expr.as<Select>()) return widen_select(node);
     if (const Cast* node = expr.as<Cast>()) {
-      return guard(Cast::make(node->type.with_lanes(lanes_), vector(widen(node->value))));
+      Expr value = vector(widen(node->value));
+      return failed ? Expr() : Cast::make(node->type.with_lanes(lanes_), value);
     }
     if (const Load* node = expr.as<Load>()) {
       std::vector<Expr> indices = widen_indices(node->indices);
@@ -130,7 +136,7 @@ class Widener {
     if (const Call* node = expr.as<Call>()) {
       std::vector<Expr> args;
       for (const Expr& arg : node->args) args.push_back(vector(widen(arg)));
-      return guard(Call::make(node->type.with_lanes(lanes_), node->name, args));
+      return failed ? Expr() : Call::make(node->type.with_lanes(lanes_), node->name, args);
     }
     if (is_binary(expr.kind())) return widen_binary(expr);
     return give_up();  // a Ramp or Broadcast of the loop variable: already vector code
@@ -171,7 +177,6 @@ class Widener {
     failed = true;
     return Expr();
   }
-  Expr guard(Expr expr) { return failed ? Expr() : expr; }
   Expr vector(const Expr& expr) {
     if (failed || expr.type().lanes > 1) return expr;
     return Broadcast::make(expr, lanes_);
@@ -200,7 +205,7 @@ class Widener {
     }
     Expr true_value = vector(widen(node->true_value));
     Expr false_value = vector(widen(node->false_value));
-    return guard(Select::make(condition, true_value, false_value));
+    return failed ? Expr() : Select::make(condition, true_value, false_value);
   }
 
   Expr widen_binary(const Expr& expr) {
