@@ -65,7 +65,7 @@ std::string kernels_header(const loop::LoopModule& kernels) {
       text += fmt::format("//   args[{}]  {}  {} elements of {}\n", i, buffer.name,
                           num_elements(buffer.shape), c_type(buffer.dtype));
     }
-    text += fmt::format("void {}(void** args);\n", func.name);
+    text += fmt::format("void {}(void** args);\n", codegen::kernel_symbol(func.name));
   }
   return text + "\n#ifdef __cplusplus\n}\n#endif\n";
 }

@@ -17,7 +17,7 @@ class SharedLibraryModule : public codegen::CompiledModule {
   ~SharedLibraryModule() override { dlclose(handle_); }
 
   KernelFn find(const std::string& name) const override {
-    void* symbol = dlsym(handle_, name.c_str());
+    void* symbol = dlsym(handle_, codegen::kernel_symbol(name).c_str());
     if (!symbol) fail("{} has no kernel '{}'", path_, name);
     return reinterpret_cast<KernelFn>(symbol);
   }

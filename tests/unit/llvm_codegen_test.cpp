@@ -233,7 +233,7 @@ TEST_CASE("the backend emits LLVM IR, assembly and an object file, deterministic
                         "vectorized.mloop");
   std::string ir = codegen::emit_llvm_text(module, {});
   CHECK(ir == codegen::emit_llvm_text(module, {}));
-  CHECK_THAT(ir, Catch::Contains("define void @add_relu_lowered(ptr"));
+  CHECK_THAT(ir, Catch::Contains("define void @minic_kernel_add_relu_lowered(ptr"));
   CHECK_THAT(ir, Catch::Contains("<8 x float>"));
   CHECK_THAT(ir, Catch::Contains(fmt::format("\"prefer-vector-width\"=\"{}\"",
                                              codegen::host_target().cpu().vector_bytes * 8)));

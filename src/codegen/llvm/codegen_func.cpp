@@ -187,7 +187,7 @@ void CodeGen::emit_func(const PrimFunc& func) {
   }
   llvm::Type* pointer = builder_.getPtrTy();
   auto* entry_type = llvm::FunctionType::get(builder_.getVoidTy(), {pointer}, false);
-  llvm::Function* entry = make_function(func.name, entry_type, true);
+  llvm::Function* entry = make_function(kernel_symbol(func.name), entry_type, true);
   std::vector<llvm::Type*> param_types(func.params.size(), pointer);
   auto* body_type = llvm::FunctionType::get(builder_.getVoidTy(), param_types, false);
   llvm::Function* body = make_function(func.name + ".body", body_type, false);

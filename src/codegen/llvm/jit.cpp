@@ -75,7 +75,7 @@ class JitModule : public CompiledModule {
     check(jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(built), std::move(context))),
           "adding the module");
     for (const loop::PrimFunc& func : module.functions) {
-      llvm::orc::ExecutorAddr address = take(jit_->lookup(func.name), "compiling");
+      llvm::orc::ExecutorAddr address = take(jit_->lookup(kernel_symbol(func.name)), "compiling");
       functions_[func.name] = address.toPtr<KernelFn>();
       names_.push_back(func.name);
     }

@@ -9,7 +9,7 @@ int main(void) {
   float b[3] = {0.5f, -1, 10};
   float z[6] = {0};
   void* args[3] = {a, b, z};
-  add0(args);
+  minic_kernel_add0(args);
   for (int i = 0; i < 6; ++i) printf("%g\n", z[i]);
   return 0;
 }
