@@ -247,15 +247,23 @@ void register_unary_ops(OpRegistry& registry) {
     }, compute);
   }
 
-  // Ops on every numeric type. Integer negation wraps (see negate() in elementwise.h).
-  add_unary(registry, "Abs", 1, numeric_unary_shape,
-            numeric_unary_kernel([](auto x) { return is_negative(x) ? negate(x) : x; }),
+  // Ops on every numeric type. Integer negation wraps (see negate() in elementwise.h). For
+  // floats the sign of zero counts (1 / Abs(-0) is +inf, 1 / Neg(0) is -inf): Abs is fabs,
+  // and Neg multiplies by -1 (0 - x would give +0 for x = +0).
+  add_unary(registry, "Abs", 1, numeric_unary_shape, numeric_unary_kernel([](auto x) {
+              using C = decltype(x);
+              return x == C(0) ? C(0) : is_negative(x) ? negate(x) : x;
+            }),
             numeric_unary_compute([](Expr x) {
+              if (is_float(x.type().dtype)) return call("fabs", {x});
               return select(is_negative_expr(x), constant(x.type().dtype, 0) - x, x);
             }));
   add_unary(registry, "Neg", 1, numeric_unary_shape,
             numeric_unary_kernel([](auto x) { return negate(x); }),
-            numeric_unary_compute([](Expr x) { return constant(x.type().dtype, 0) - x; }));
+            numeric_unary_compute([](Expr x) {
+              DType dtype = x.type().dtype;
+              return is_float(dtype) ? x * constant(dtype, -1) : constant(dtype, 0) - x;
+            }));
   // Sign keeps 0 and NaN as they are.
   add_unary(registry, "Sign", 9, numeric_unary_shape, numeric_unary_kernel([](auto x) {
               using C = decltype(x);

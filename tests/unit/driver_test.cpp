@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <random>
 #include <thread>
 
@@ -199,4 +200,32 @@ TEST_CASE("an internal error while lowering propagates, naming the node", "[driv
   CHECK_THROWS_WITH(compile_model(parse_graph(text, "<driver test>"), options),
                     Catch::StartsWith("internal error (a bug in minic): lowering Where node "
                                       "'pick': invalid loop IR: Select on f32"));
+}
+
+TEST_CASE("Abs and Neg keep IEEE's sign of zero, compiled and interpreted", "[driver]") {
+  // 1 / Neg(+0) is -inf and 1 / Abs(-0) is +inf: the sign of a zero shows in a quotient.
+  const char* const text = R"(graph g(%x: f32[4], %one: f32[4]) -> (%n: f32[4], %a: f32[4]) opset 17 {
+  %neg = Neg(%x)
+  %abs = Abs(%x)
+  %n = Div(%one, %neg)
+  %a = Div(%one, %abs)
+  return %n, %a
+})";
+  const std::vector<float> x = {0.0f, -0.0f, 1.5f, -2.0f};
+  std::vector<float> by_neg, by_abs;
+  for (float v : x) {
+    by_neg.push_back(1.0f / -v);
+    by_abs.push_back(1.0f / std::fabs(v));
+  }
+  std::vector<Tensor> inputs = {Tensor::from_vector<float>({4}, x),
+                                Tensor::from_vector<float>({4}, {1, 1, 1, 1})};
+  std::vector<Tensor> expected = {Tensor::from_vector<float>({4}, by_neg),
+                                  Tensor::from_vector<float>({4}, by_abs)};
+  std::vector<Tensor> interpreted = interpret(graph_from_text(text), inputs);
+  std::vector<Tensor> compiled = compile_model(graph_from_text(text))->run(inputs);
+  for (size_t k = 0; k < expected.size(); ++k) {
+    INFO("output " << k);
+    CHECK(compare_tensors(interpreted[k], expected[k], {0, 0}).ok());
+    CHECK(compare_tensors(compiled[k], expected[k], {0, 0}).ok());
+  }
 }
