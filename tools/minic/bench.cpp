@@ -305,7 +305,8 @@ Command add_bench_command(CLI::App& app) {
                      {CommonOption::passes, CommonOption::threads, CommonOption::records,
                       CommonOption::input_shape, CommonOption::target, CommonOption::emulate});
   command->add_option("--seed", options->seed, "Seed for the random inputs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   command->add_option("--json", options->json_file,
                       "Write the results (configuration, statistics, every sample) to FILE");
   return {command, [options] { return bench_model(*options); }};

@@ -6,9 +6,21 @@
 #include "minic/driver/target.h"
 #include "minic/support/error.h"
 
+#include <cstdlib>
+
 namespace minic::cli {
 
 Target CommonOptions::parsed_target() const { return parse_target(target); }
+
+CLI::Validator non_negative() {
+  auto check = [](std::string& text) -> std::string {
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') return fmt::format("'{}' is not a number", text);
+    return value < 0 ? fmt::format("{} must be 0 or more", text) : std::string();
+  };
+  return CLI::Validator(check, "NONNEGATIVE", "non_negative");
+}
 
 void add_common_options(CLI::App* command, CommonOptions& options,
                         std::initializer_list<CommonOption> which) {
@@ -26,7 +38,8 @@ void add_common_options(CLI::App* command, CommonOptions& options,
         command
             ->add_option("--threads", options.threads,
                          "Threads the compiled kernels' parallel loops run on; 0: every core")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->check(CLI::Range(0, kMaxThreads));
         break;
       case CommonOption::records:
         command->add_option("--records", options.records,

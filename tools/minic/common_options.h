@@ -29,6 +29,9 @@ namespace minic::cli {
 
 enum class CommonOption { passes, threads, records, input_shape, target, emulate };
 
+// --threads takes 0 (every core) up to this many.
+constexpr int kMaxThreads = 1024;
+
 struct CommonOptions {
   std::string passes = "default";         // "default", "none", or "a,b,c"
   int threads = 0;                        // 0: every core
@@ -46,6 +49,10 @@ struct CommonOptions {
 // values are the defaults shown by --help).
 void add_common_options(CLI::App* command, CommonOptions& options,
                         std::initializer_list<CommonOption> which);
+
+// A check for a numeric option (seeds, tolerances): the value is a number, 0 or more.
+// CLI11 reports a value it refuses as "--NAME: MESSAGE", exit status 2.
+CLI::Validator non_negative();
 
 // Error unless `target` is a CPU target: what `subcommand` needs to compile and run code.
 void require_cpu_target(const Target& target, const std::string& subcommand);

@@ -212,16 +212,19 @@ Command add_run_command(CLI::App& app) {
                    "for integers, false/true for bool), zeros or ones")
       ->capture_default_str()
       ->check(CLI::IsMember({"random", "zeros", "ones"}));
-  command->add_option("--seed", options->seed, "Seed for --fill random")->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed for --fill random")->capture_default_str()
+      ->check(non_negative());
   command->add_option("--output-dir", options->output_dir,
                       "Write the outputs to DIR/output_K.npy, in graph-output order");
   command->add_option("--compare", options->compare,
                       "Check the outputs against a directory of output_K.pb or output_K.npy "
                       "files, or against one file per output in order; exit 1 on a mismatch");
   command->add_option("--rtol", options->tolerance.rtol, "Relative tolerance for --compare")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   command->add_option("--atol", options->tolerance.atol, "Absolute tolerance for --compare")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   return {command, [options] { return run_model(*options); }};
 }
 

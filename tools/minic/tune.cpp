@@ -170,7 +170,8 @@ Command add_tune_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--budget", options->budget, "Stop after this long (90s, 10m, 1h)");
   sub->add_flag("--resume", options->resume, "Go on from the records already in the database");
-  sub->add_option("--seed", options->seed, "Seed of every random choice")->capture_default_str();
+  sub->add_option("--seed", options->seed, "Seed of every random choice")->capture_default_str()
+      ->check(non_negative());
   options->common.threads = 1;
   add_common_options(sub, options->common, {CommonOption::threads, CommonOption::target});
   sub->add_option("--per-round", options->per_round, "Candidates measured per round")
