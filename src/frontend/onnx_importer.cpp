@@ -48,7 +48,8 @@ std::string unsupported_message(const std::string& path,
   return message;
 }
 
-// A model dimension: its size, or nullopt with a label ("batch", or "?" when missing).
+// A model dimension: its size, or nullopt with a label ("batch", or "?" when missing or
+// -1, which exporters such as paddle2onnx write for a dynamic dimension).
 struct ModelDim {
   std::optional<int64_t> size;
   std::string label;
@@ -63,7 +64,9 @@ std::string dims_string(const std::vector<ModelDim>& dims) {
 std::vector<ModelDim> model_dims(const onnx::TensorShapeProto& shape) {
   std::vector<ModelDim> dims;
   for (const onnx::TensorShapeProto::Dimension& dim : shape.dim()) {
-    if (dim.has_dim_value()) {
+    if (dim.has_dim_value() && dim.dim_value() == -1) {
+      dims.push_back({std::nullopt, "?"});
+    } else if (dim.has_dim_value()) {
       dims.push_back({dim.dim_value(), std::to_string(dim.dim_value())});
     } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
       dims.push_back({std::nullopt, dim.dim_param()});

@@ -276,6 +276,22 @@ TEST_CASE("input shapes: symbolic dimensions need sizes from the options", "[fro
                                "size with --input-shape x=1x3"));
 }
 
+TEST_CASE("a dimension of -1 is dynamic: --input-shape binds it", "[frontend]") {
+  // paddle2onnx writes [-1,3,?,?] for an image of any batch and size.
+  TempDir dir;
+  onnx::ModelProto model = identity_model();
+  set_tensor_type(model.mutable_graph()->mutable_input(0)->mutable_type(),
+                  onnx::TensorProto::FLOAT, {"-1", "3"});
+  const std::string path = save_model(dir, model);
+  REQUIRE_THROWS_WITH(import_onnx(path),
+                      Contains("input 'x' has a dimension of unknown size (shape [?,3]); give its "
+                               "size with --input-shape x=1x3"));
+  OnnxImportOptions options;
+  options.input_shapes["x"] = {2, 3};
+  Graph graph = import_onnx(path, options);
+  CHECK(graph.inputs().at(0)->type == TensorType{DType::f32, {2, 3}});
+}
+
 TEST_CASE("negative and absurd input shapes are refused", "[frontend]") {
   TempDir dir;
   onnx::ModelProto model = identity_model();
