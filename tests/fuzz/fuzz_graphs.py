@@ -12,14 +12,14 @@ references disagree is "unstable": rounding decides its outputs, and it is repor
 not counted. A graph fails when minic stops with an error (an internal error
 above all: the graphs are valid), crashes, times out, or disagrees.
 
-A failing graph is shrunk to a small one that fails the same way: first the smallest
-output cone that still fails, else the outputs dropped one at a time; then, one node input
+A failing graph is shrunk to a small one that fails the same way: first the cone of the
+first value that fails alone, else the outputs dropped one at a time; then, one node input
 at a time, a producer replaced by a fresh graph input of the same shape, until nothing
 more can go. The reproducer is
 written to OUT/seedN/: repro.onnx, repro.mgraph (minic's text form), the inputs as
 .npy files and the failure in failure.txt.
 
-    fuzz_graphs.py --minic build/minic [--count N] [--seed S] [--configs interp,llvm]
+    fuzz_graphs.py --minic build/minic [--count N] [--seed S] [--configs interp,llvm,emulate]
                    [--time-budget SECONDS] [--jobs J] [--out DIR] [--no-shrink]
 
 Exits 1 if a graph failed. With --time-budget the run goes on past --count, seed after
@@ -178,7 +178,8 @@ def shrink(minic, model, failure, configs, work_dir, timeout):
             return False
         return found is not None and found.startswith(signature)
 
-    # 1. The smallest cone of one value that still fails.
+    # 1. The cone of the first value, in graph order, that fails alone: the earliest
+    #    failing value has the fewest nodes above it.
     order = [out for node in model.graph.node for out in node.output]
     best = model
     for name in order:
@@ -256,7 +257,7 @@ def parse_args(argv):
     parser.add_argument("--minic", required=True, help="the minic binary")
     parser.add_argument("--count", type=int, default=100, help="graphs to run (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="the first graph's seed")
-    parser.add_argument("--configs", default="interp,llvm",
+    parser.add_argument("--configs", default="interp,llvm,emulate",
                         help="minic configurations, of: " + ", ".join(CONFIGS))
     parser.add_argument("--time-budget", type=float, default=0,
                         help="go on past --count until this many seconds have passed")

@@ -4,12 +4,14 @@
 // Models are built with the protobuf API and saved under a temporary directory; each bad
 // case checks that import fails with an Error whose message names the file and the reason.
 #include "minic/frontend/onnx.h"
+#include "minic/frontend/onnx_ops.h"
 #include "minic/ops/op.h"
 
 #include "onnx_test_util.h"
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <random>
 
 using namespace minic;
@@ -389,5 +391,32 @@ TEST_CASE("the light models import with their declared types", "[frontend][model
     bool four_d = name == "light_squeezenet" || name == "light_densenet121";
     Shape expected = four_d ? Shape{1, 1000, 1, 1} : Shape{1, 1000};
     REQUIRE(g.outputs()[0]->type == TensorType{DType::f32, expected});
+  }
+}
+
+TEST_CASE("onnx_op_statuses lists each op once, with minic's compute rule and opsets",
+          "[frontend]") {
+  std::vector<OnnxOpStatus> statuses = onnx_op_statuses();
+  std::map<std::string, const OnnxOpStatus*> by_op;
+  for (const OnnxOpStatus& status : statuses) {
+    INFO(status.op);
+    CHECK(by_op.emplace(status.op, &status).second);  // listed once
+    const OpSchema* ours = op_registry().find(status.op);
+    CHECK((ours == nullptr) == (status.support == OpSupport::missing));
+    if (ours) {
+      CHECK((status.support == OpSupport::compiled) == static_cast<bool>(ours->compute));
+      CHECK(status.min_opset == ours->min_opset);
+      CHECK(status.max_opset == ours->max_opset);
+    }
+  }
+  for (const std::string& op : op_registry().names()) {
+    INFO(op);
+    CHECK(by_op.count(op) == 1);  // every op of minic's, known to libonnx or not
+  }
+  // The libonnx part: ONNX's own schemas, among them the ops every CNN has.
+  for (const char* op : {"Conv", "Relu", "MatMul", "LSTM", "If"}) {
+    INFO(op);
+    REQUIRE(by_op.count(op) == 1);
+    CHECK(by_op[op]->onnx_version > 0);
   }
 }

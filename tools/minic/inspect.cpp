@@ -1,5 +1,6 @@
 // `minic inspect MODEL [--json] [--optimized]`: what a model file holds, before minic
-// compiles it, and with --optimized what the graph passes make of it. Course module 1.
+// compiles it, and with --optimized what the graph passes make of it; `minic inspect --ops`:
+// every op of ONNX's default domain and what minic has for it. Course module 1.
 //
 // Shows the model's inputs and outputs as the file states them (symbolic dimensions
 // included), its IR version, opset and producer, how often each op is used, and which
@@ -12,12 +13,18 @@
 // the number of nodes left at the top level of the graph: each fused node and each plain
 // node is one kernel the compiled model launches (a Reshape too).
 //
+// With --ops and no model it lists ONNX's default-domain ops (onnx_op_statuses in
+// include/minic/frontend/onnx_ops.h): compiled, reference only or missing, with the opsets
+// minic handles, and the counts of each.
+//
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "commands.h"
 #include "common_options.h"
 #include "run_inputs.h"
 
 #include "minic/frontend/onnx.h"
+#include "minic/frontend/onnx_ops.h"
+#include "minic/support/error.h"
 #include "minic/passes/pass_manager.h"
 
 #include <fmt/format.h>
@@ -37,6 +44,7 @@ struct InspectOptions {
   std::string model;
   bool json = false;
   bool optimized = false;
+  bool ops = false;
   CommonOptions common;  // --input-shape, for --optimized
 };
 
@@ -165,19 +173,63 @@ void print_json(const OnnxModelSummary& summary, const OptimizedSummary* optimiz
   std::cout << json.dump(2) << "\n";
 }
 
+void print_op_statuses(bool json) {
+  std::vector<OnnxOpStatus> statuses = onnx_op_statuses();
+  std::map<std::string, int> counts;
+  for (const OnnxOpStatus& status : statuses) ++counts[support_name(status.support)];
+  if (json) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const OnnxOpStatus& status : statuses) {
+      nlohmann::json op = {{"op", status.op}, {"onnx_version", status.onnx_version},
+                           {"status", support_name(status.support)}};
+      if (status.support != OpSupport::missing) {
+        op["opsets"] = {status.min_opset, status.max_opset};
+      }
+      ops.push_back(op);
+    }
+    std::cout << nlohmann::json{{"ops", ops}, {"counts", counts},
+                                {"onnx_schemas", onnx_schema_version()}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  fmt::print("ONNX {}'s default domain (libonnx), then minic's ops it does not define\n",
+             onnx_schema_version());
+  fmt::print("{:<28} {:<15} {:>5}  {}\n", "op", "minic", "onnx", "opsets minic handles");
+  for (const OnnxOpStatus& status : statuses) {
+    std::string opsets = status.support == OpSupport::missing
+                             ? ""
+                             : fmt::format("{}-{}", status.min_opset, status.max_opset);
+    std::string version = status.onnx_version ? std::to_string(status.onnx_version) : "-";
+    fmt::print("{:<28} {:<15} {:>5}  {}\n", status.op, support_name(status.support), version,
+               opsets);
+  }
+  fmt::print("\n{} ops: {} compiled, {} reference only, {} missing\n", statuses.size(),
+             counts["compiled"], counts["reference only"], counts["missing"]);
+}
+
 }  // namespace
 
 Command add_inspect_command(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* command = app.add_subcommand(
       "inspect", "Show a model's inputs, outputs, opset and ops, and what minic lacks for it");
-  command->add_option("model", options->model, "The ONNX model file")->required();
+  command->add_option("model", options->model, "The ONNX model file (not with --ops)");
+  command->add_flag("--ops", options->ops,
+                    "List every op of ONNX's default domain: compiled, reference only or "
+                    "missing in minic");
   command->add_flag("--json", options->json, "Print one JSON object instead of text");
   command->add_flag("--optimized", options->optimized,
                     "Import the model, run the default passes, and count the ops and kernels "
                     "of the result");
   add_common_options(command, options->common, {CommonOption::input_shape});
   return {command, [options] {
+            if (options->ops) {
+              if (!options->model.empty()) fail("--ops lists minic's ops; it takes no model");
+              print_op_statuses(options->json);
+              return 0;
+            }
+            if (options->model.empty()) fail("inspect needs a model file (or --ops)");
             OnnxModelSummary summary = summarize_onnx(options->model);
             std::optional<OptimizedSummary> optimized;
             if (options->optimized) optimized = optimize(*options, summary);

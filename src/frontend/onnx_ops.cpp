@@ -1,0 +1,58 @@
+// ONNX's default-domain operators beside minic's op registry (onnx_ops.h). Course module 2.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
+#include "minic/frontend/onnx_ops.h"
+
+#include "minic/ops/op.h"
+
+#include <onnx/common/version.h>
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <map>
+
+namespace minic {
+
+std::vector<OnnxOpStatus> onnx_op_statuses() {
+  // The newest form of each op: get_all_schemas lists every op once, at its latest version.
+  std::map<std::string, int> latest;
+  for (const onnx::OpSchema& schema : onnx::OpSchemaRegistry::get_all_schemas()) {
+    if (!schema.domain().empty() && schema.domain() != "ai.onnx") continue;
+    if (schema.Deprecated()) continue;
+    int& version = latest[schema.Name()];
+    version = std::max(version, schema.SinceVersion());
+  }
+  std::vector<OnnxOpStatus> statuses;
+  for (const auto& [op, version] : latest) {
+    OnnxOpStatus status{op, version};
+    if (const OpSchema* ours = op_registry().find(op)) {
+      status.support = ours->compute ? OpSupport::compiled : OpSupport::reference_only;
+      status.min_opset = ours->min_opset;
+      status.max_opset = ours->max_opset;
+    }
+    statuses.push_back(status);
+  }
+  for (const std::string& op : op_registry().names()) {
+    if (latest.count(op)) continue;
+    const OpSchema* ours = op_registry().find(op);
+    statuses.push_back({op, 0, ours->compute ? OpSupport::compiled : OpSupport::reference_only,
+                        ours->min_opset, ours->max_opset});
+  }
+  return statuses;
+}
+
+std::string onnx_schema_version() { return onnx::LAST_RELEASE_VERSION; }
+
+const char* support_name(OpSupport support) {
+  switch (support) {
+    case OpSupport::compiled:
+      return "compiled";
+    case OpSupport::reference_only:
+      return "reference only";
+    case OpSupport::missing:
+      return "missing";
+  }
+  return "?";
+}
+
+}  // namespace minic
