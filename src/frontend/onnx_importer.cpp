@@ -1,7 +1,8 @@
 // ONNX ModelProto → graph IR: import_onnx. Course module 2.
 //
 // Algorithm:
-//   1. read and check the file (onnx_reader.cpp);
+//   1. read and check the file (onnx_reader.cpp), and convert a model whose opset is older
+//      than minic reads for some op with ONNX's version converter (onnx_upgrade.cpp);
 //   2. list every unsupported op at once, before building anything;
 //   3. initializers become constants (old models also list them among the graph inputs:
 //      those inputs are constants, not inputs);
@@ -361,7 +362,7 @@ class Importer {
 }  // namespace
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
-  onnx::ModelProto model = read_model_proto(path);
+  onnx::ModelProto model = upgrade_old_opset(read_model_proto(path), path).model;
   std::vector<OnnxUnsupportedOp> unsupported = find_unsupported_ops(model);
   if (!unsupported.empty()) throw Error(unsupported_message(path, unsupported));
   try {

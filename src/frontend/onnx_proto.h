@@ -66,6 +66,19 @@ std::vector<OnnxUnsupportedOp> find_unsupported_ops(const onnx::ModelProto& mode
 // "Conv node 'conv1'" or "Conv node defining %y": the same form as Node::describe().
 std::string describe_node(const onnx::NodeProto& node);
 
+// --- old opsets (onnx_upgrade.cpp) ---------------------------------------------------------
+
+struct UpgradedModel {
+  onnx::ModelProto model;
+  int opset = 0;  // its default-domain opset now
+};
+
+// The model itself, or, when some op of it is older than minic reads (Add with the
+// `broadcast` attribute of opset 6), the model converted by ONNX's version converter to the
+// lowest opset at which minic has all its ops. Error naming the file if the conversion
+// fails.
+UpgradedModel upgrade_old_opset(const onnx::ModelProto& model, const std::string& path);
+
 // --- nodes (onnx_attributes.cpp) -----------------------------------------------------------
 
 Attributes convert_attributes(const onnx::NodeProto& node, const ExternalDataPolicy& external);

@@ -199,7 +199,14 @@ OnnxModelSummary summarize_onnx(const std::string& path) {
     summary.outputs.push_back(summarize_value(output));
   }
   for (const onnx::NodeProto& node : graph.node()) ++summary.op_counts[qualified_op(node)];
-  summary.unsupported = find_unsupported_ops(model);
+  // What import would see: the model after ONNX's version converter, where it converts.
+  try {
+    UpgradedModel upgraded = upgrade_old_opset(model, path);
+    if (upgraded.opset != summary.opset) summary.converted_opset = upgraded.opset;
+    summary.unsupported = find_unsupported_ops(upgraded.model);
+  } catch (const Error&) {
+    summary.unsupported = find_unsupported_ops(model);
+  }
   return summary;
 }
 

@@ -6,6 +6,8 @@
 #include "minic/frontend/onnx.h"
 #include "minic/frontend/onnx_ops.h"
 #include "minic/ops/op.h"
+#include "minic/runtime/compare.h"
+#include "minic/runtime/interpreter.h"
 
 #include "onnx_test_util.h"
 
@@ -419,4 +421,36 @@ TEST_CASE("onnx_op_statuses lists each op once, with minic's compute rule and op
     REQUIRE(by_op.count(op) == 1);
     CHECK(by_op[op]->onnx_version > 0);
   }
+}
+
+TEST_CASE("a model of opset 6 is converted by ONNX's version converter first", "[frontend]") {
+  // y = x + w, w broadcast over the rows with opset 6's `broadcast` attribute.
+  TempDir dir;
+  onnx::ModelProto model = make_model(6, 3);
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_input(graph, "x", onnx::TensorProto::FLOAT, {"2", "3"});
+  add_input(graph, "w", onnx::TensorProto::FLOAT, {"3"});  // IR 3: initializers are inputs
+  add_float_initializer(graph, "w", {3}, {1.0f, -2.0f, 0.5f});
+  onnx::NodeProto* add = add_node(graph, "Add", {"x", "w"}, {"y"}, "add0");
+  onnx::AttributeProto* broadcast = add->add_attribute();
+  broadcast->set_name("broadcast");
+  broadcast->set_type(onnx::AttributeProto::INT);
+  broadcast->set_i(1);
+  add_output(graph, "y", onnx::TensorProto::FLOAT, {"2", "3"});
+  const std::string path = save_model(dir, model);
+
+  Graph imported = import_onnx(path);
+  CHECK(imported.opset == 7);
+  const std::vector<float> x = {0, 1, 2, 3, 4, 5};
+  const std::vector<float> w = {1.0f, -2.0f, 0.5f};
+  std::vector<float> expected;
+  for (size_t i = 0; i < x.size(); ++i) expected.push_back(x[i] + w[i % 3]);
+  std::vector<Tensor> y = interpret(imported, {Tensor::from_vector<float>({2, 3}, x)});
+  CHECK(compare_tensors(y.at(0), Tensor::from_vector<float>({2, 3}, expected), {0, 0}).ok());
+
+  // Without w among the inputs (invalid at IR 3) the converter refuses, and the error says so.
+  graph->mutable_input()->RemoveLast();
+  REQUIRE_THROWS_WITH(import_onnx(save_model(dir, model)),
+                      Contains("the model's opset 6 is older than minic reads for some of its "
+                               "ops, and ONNX's version converter cannot bring it to opset 7"));
 }

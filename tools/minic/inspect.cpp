@@ -95,6 +95,10 @@ void print_text(const OnnxModelSummary& summary, const OptimizedSummary* optimiz
   fmt::print("model: {}\n", summary.path);
   fmt::print("ir version: {}\n", summary.ir_version);
   fmt::print("opset: {}\n", summary.opset);
+  if (summary.converted_opset) {
+    fmt::print("  (minic converts it to opset {} with ONNX's version converter first)\n",
+               summary.converted_opset);
+  }
   fmt::print("producer: {}\n", summary.producer.empty() ? "(none)" : summary.producer);
   print_values("inputs:", summary.inputs);
   print_values("outputs:", summary.outputs);
@@ -163,6 +167,7 @@ void print_json(const OnnxModelSummary& summary, const OptimizedSummary* optimiz
       {"path", summary.path},
       {"ir_version", summary.ir_version},
       {"opset", summary.opset},
+      {"converted_opset", summary.converted_opset},
       {"producer", summary.producer},
       {"inputs", values_json(summary.inputs)},
       {"outputs", values_json(summary.outputs)},

@@ -48,6 +48,7 @@ struct OnnxModelSummary {
   std::string path;
   int64_t ir_version = 0;
   int opset = 0;                   // default domain
+  int converted_opset = 0;         // the opset import converts it to first; 0: none
   std::string producer;
   std::vector<OnnxValueInfo> inputs;   // graph inputs that are not initializers
   std::vector<OnnxValueInfo> outputs;

@@ -14,11 +14,12 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def save_model(name, nodes, inputs, outputs, initializers=(), extra_opsets=()):
+def save_model(name, nodes, inputs, outputs, initializers=(), extra_opsets=(), opset=13,
+               ir_version=8):
     graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
-    opsets = [helper.make_opsetid("", 13)] + list(extra_opsets)
+    opsets = [helper.make_opsetid("", opset)] + list(extra_opsets)
     model = helper.make_model(graph, opset_imports=opsets, producer_name="make_inputs.py")
-    model.ir_version = 8
+    model.ir_version = ir_version
     onnx.save(model, os.path.join(HERE, name + ".onnx"))
 
 
@@ -78,6 +79,22 @@ def main():
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 4])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4])],
         extra_opsets=[helper.make_opsetid("minic.test", 1)])
+
+    # opset6: Relu(A * 2 + B) at opset 6, where Add and Mul broadcast only with their
+    # `broadcast` attribute (B is [3], A [2,3]); ONNX's version converter brings it to 7.
+    save_model(
+        "opset6",
+        [helper.make_node("Mul", ["A", "two"], ["T0"], name="mul0", broadcast=1),
+         helper.make_node("Add", ["T0", "B"], ["T1"], name="add0", broadcast=1),
+         helper.make_node("Relu", ["T1"], ["Y"], name="relu0")],
+        # IR version 3 lists initializers among the graph inputs too.
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("B", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("two", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.array([2.0], dtype=np.float32), "two")],
+        opset=6, ir_version=3)
+    save_npy("opset6_expected", np.maximum(a * 2 + b, 0))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,69 @@
+// Models of old opsets brought up to one minic reads, with ONNX's own version converter.
+// Course module 2.
+//
+// minic handles each op from some opset on (OpSchema::min_opset): Add, Mul, Gemm, PRelu
+// and Pow of opset 6 and earlier broadcast only with their `broadcast` attribute, a form
+// minic does not implement. Rather than a second form of each op, a model with such a
+// node is converted, whole, by libonnx's version converter (onnx/version_converter), which
+// rewrites every node from one opset to the next with ONNX's own adapters. The target is
+// the lowest opset at which minic has every op of the model, so the graph changes as little
+// as it can; what the converter cannot convert is an error naming the file and both opsets.
+//
+// Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
+#include "onnx_proto.h"
+
+#include "minic/ops/op.h"
+
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+namespace minic {
+namespace {
+
+// The newest opset libonnx's converter has adapters up to (ONNX 1.12: opset 17).
+constexpr int kConverterMaxOpset = 17;
+
+// An op minic has, but not at `opset`: too old a form.
+bool too_old(const onnx::NodeProto& node, int opset) {
+  if (!is_default_domain(node.domain()) || node.op_type() == "Constant") return false;
+  const OpSchema* schema = op_registry().find(node.op_type());
+  return schema && opset < schema->min_opset;
+}
+
+// The lowest opset above `opset` at which minic has every default-domain op of the graph
+// that it has at all; 0 if there is none the converter reaches.
+int upgrade_target(const onnx::GraphProto& graph, int opset) {
+  for (int target = opset + 1; target <= kConverterMaxOpset; ++target) {
+    bool all = true;
+    for (const onnx::NodeProto& node : graph.node()) {
+      const OpSchema* schema = op_registry().find(node.op_type());
+      if (!schema || !is_default_domain(node.domain())) continue;
+      all = all && target >= schema->min_opset && target <= schema->max_opset;
+    }
+    if (all) return target;
+  }
+  return 0;
+}
+
+}  // namespace
+
+UpgradedModel upgrade_old_opset(const onnx::ModelProto& model, const std::string& path) {
+  const int opset = default_opset(model);
+  bool needed = false;
+  for (const onnx::NodeProto& node : model.graph().node()) needed = needed || too_old(node, opset);
+  if (!needed) return {model, opset};
+  const int target = upgrade_target(model.graph(), opset);
+  if (target == 0) return {model, opset};  // find_unsupported_ops then names the ops
+  try {
+    // The converter's broadcasting adapters read the shapes of the values they rewrite.
+    onnx::ModelProto typed = model;
+    onnx::shape_inference::InferShapes(typed);
+    return {onnx::version_conversion::ConvertVersion(typed, target), target};
+  } catch (const std::exception& error) {
+    fail("{}: the model's opset {} is older than minic reads for some of its ops, and ONNX's "
+         "version converter cannot bring it to opset {}: {}",
+         path, opset, target, error.what());
+  }
+}
+
+}  // namespace minic
