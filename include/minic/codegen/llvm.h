@@ -87,8 +87,6 @@ struct LlvmOptions {
   ParallelForFn parallel_for = nullptr;
 };
 
-// The functions of one module, compiled and ready to call. One JIT (ORC LLJIT) each;
-// destroying the CompiledModule frees the code.
 // The symbol of a loop function's entry point in compiled code (the JIT, kernels.o, the
 // shared library of `minic compile`): its name after the prefix "minic_kernel_". Kernels
 // are named after their ops (a fused group of two Pow nodes is @pow), and a bare name
@@ -98,6 +96,8 @@ inline std::string kernel_symbol(const std::string& func_name) {
   return "minic_kernel_" + func_name;
 }
 
+// The functions of one module, compiled and ready to call. One JIT (ORC LLJIT) each;
+// destroying the CompiledModule frees the code.
 class CompiledModule {
  public:
   using KernelFn = void (*)(void** args);

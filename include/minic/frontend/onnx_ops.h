@@ -5,9 +5,9 @@
 // libonnx-dev), so it is every op the ONNX version minic builds against defines, not a
 // copy kept here, and then the ops minic has that this version does not define yet (newer
 // ones, such as Gelu from opset 20); what minic has comes from its op registry
-// (src/ops/registry.cpp). An op
-// is *compiled* when it has a compute rule (it lowers to loop IR and fuses), *reference
-// only* when it runs on its reference kernel alone, and *missing* when minic refuses it.
+// (src/ops/registry.cpp). An op is *compiled* when it has a compute rule (it lowers to
+// loop IR and fuses), *reference only* when it runs on its reference kernel alone, and
+// *missing* when minic refuses it.
 //
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
