@@ -71,6 +71,14 @@ TEST_CASE("the verifier checks buffers and constant indices", "[loop_verifier]")
   Expr ramp = Ramp::make(i64(12), i64(1), 8);
   REQUIRE_THROWS_WITH(verify_func(func(Store::make(B, {ramp}, Load::make(A, {ramp})))),
                       Catch::Contains("index 19"));
+  // A load that runs only when a Select picks it may have a constant index out of range:
+  // Concat's second input at v - 1 under v < 1, once v is the constant 0.
+  Expr v = i64(0);
+  Expr picked = Select::make(LT::make(v, i64(1)), Load::make(A, {v}),
+                             Load::make(A, {Sub::make(v, i64(1))}));
+  REQUIRE_NOTHROW(verify_func(func(Store::make(B, {i64(0)}, picked))));
+  REQUIRE_THROWS_WITH(verify_func(func(Store::make(B, {i64(0)}, Load::make(A, {i64(-1)})))),
+                      Catch::Contains("load from A: index -1 of dimension 0 is outside [0, 16)"));
 }
 
 TEST_CASE("the verifier checks bindings against iteration extents", "[loop_verifier]") {

@@ -84,8 +84,18 @@ class Verifier : public IRVisitor {
   }
 
   void visit_Load(const Load* node) override {
-    check_access(node->buffer, node->indices, "load from");
+    check_access(node->buffer, node->indices, "load from", /*picked_only=*/select_operands_ > 0);
     IRVisitor::visit_Load(node);
+  }
+
+  // A Select's operands run only when picked (the interpreter and both back ends evaluate
+  // it lazily), so a constant index out of range there is no error.
+  void visit_Select(const Select* node) override {
+    visit(node->condition);
+    ++select_operands_;
+    visit(node->true_value);
+    visit(node->false_value);
+    --select_operands_;
   }
 
   void visit_Store(const Store* node) override {
@@ -207,9 +217,12 @@ class Verifier : public IRVisitor {
     }
   }
 
-  // The buffer is in scope, and constant indices lie within its shape.
-  void check_access(const Buffer& buffer, const std::vector<Expr>& indices, const char* what) {
+  // The buffer is in scope, and constant indices lie within its shape (unless the access
+  // runs only when a Select picks it).
+  void check_access(const Buffer& buffer, const std::vector<Expr>& indices, const char* what,
+                    bool picked_only = false) {
     require_buffer(buffer, what);
+    if (picked_only) return;
     for (size_t d = 0; d < indices.size(); ++d) {
       std::optional<Interval> range = bounds(indices[d], /*constants_only=*/true);
       if (range && (range->lo < 0 || range->hi >= buffer->shape[d])) {
@@ -308,6 +321,7 @@ class Verifier : public IRVisitor {
   std::unordered_set<const BufferNode*> buffers_;
   std::vector<std::string> blocks_;
   int thread_loops_ = 0;
+  int select_operands_ = 0;  // how many Select operands enclose the current node
 };
 
 }  // namespace

@@ -12,7 +12,9 @@
 //   - bindings: an iteration variable's binding, where its range is known (loops of
 //     constant bounds), lies in [0, extent) unless the block has a predicate; a binding
 //     that is one loop variable covers the iteration domain exactly (0..extent);
-//   - constant indices of loads and stores lie within the buffer's shape;
+//   - constant indices of loads and stores lie within the buffer's shape, but for loads
+//     in an operand of a Select, which runs only when picked (Concat's second input at
+//     `v - 1` under `v < 1`, once v is the constant 0);
 //   - loops: vectorized loops have a constant extent; thread axes are blockIdx.{x,y,z}
 //     or threadIdx.{x,y,z}; no blockIdx loop inside a threadIdx loop;
 //   - barriers (Evaluate of Call "barrier") stand alone and only inside threadIdx loops;
