@@ -8,7 +8,8 @@ nothing reads at the end is a graph output. The same seed gives the same graph.
 
 The ops are those of real CNNs and Transformers that minic compiles: elementwise unary and
 binary ops (broadcasting), comparisons and Where, reductions, Softmax, MatMul and Gemm,
-LayerNormalization, Concat, Transpose, Reshape and Flatten. Shapes stay small (dims 1..6,
+LayerNormalization, Conv (groups, strides, padding), MaxPool and AveragePool, Gather and
+Slice, Concat, Transpose, Reshape and Flatten. Shapes stay small (dims 1..6,
 rank 1..4), so that a graph runs in milliseconds.
 """
 
@@ -272,9 +273,67 @@ def reshape(b):
     return True
 
 
+def conv_or_pool(b):
+    """Conv (with a bias, depthwise groups, stride and padding), MaxPool or AveragePool on a
+    4-d value [N, C, H, W]."""
+    x = b.pick(rank=4)
+    if x is None or len(x.shape) != 4:
+        return False
+    n, c, h, w = x.shape
+    k = int(b.rng.integers(1, min(h, w, 3) + 1))
+    stride = int(b.rng.integers(1, 3))
+    pad = int(b.rng.integers(0, k))
+    out_h, out_w = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    attributes = {"kernel_shape": [k, k], "strides": [stride, stride], "pads": [pad] * 4}
+    kind = b.rng.integers(3)
+    if kind == 0:
+        group = c if b.rng.random() < 0.3 else 1
+        m = c if group == c else int(b.rng.integers(1, 7))
+        weights = b.constant(b.rng.normal(0, 0.5, size=(m, c // group, k, k)).astype(np.float32))
+        bias = b.constant(b.rng.normal(0, 1, size=(m,)).astype(np.float32))
+        b.node("Conv", [x, weights, bias], (n, m, out_h, out_w), group=group, **attributes)
+    elif kind == 1:
+        b.node("MaxPool", [x], (n, c, out_h, out_w), **attributes)
+    else:
+        b.node("AveragePool", [x], (n, c, out_h, out_w),
+               count_include_pad=int(b.rng.integers(2)), **attributes)
+    return True
+
+
+def gather_or_slice(b):
+    """Gather of constant indices, or Slice of constant starts, ends and steps, on one axis."""
+    x = b.pick(rank=1)
+    if x is None:
+        return False
+    axis = int(b.rng.integers(len(x.shape)))
+    size = x.shape[axis]
+    shape = list(x.shape)
+    if b.rng.random() < 0.5:
+        count = int(b.rng.integers(1, 4))
+        indices = b.rng.integers(-size, size, size=(count,)).astype(np.int64)
+        shape[axis] = count
+        b.node("Gather", [x, b.constant(indices)], shape, axis=axis)
+    else:
+        start = int(b.rng.integers(0, size))
+        end = int(b.rng.integers(start + 1, size + 1))
+        step = int(b.rng.integers(1, 3))
+        shape[axis] = len(range(start, end, step))
+        constants = [b.constant(np.array([v], np.int64)) for v in (start, end, axis, step)]
+        b.node("Slice", [x, *constants], shape)
+    return True
+
+
+def new_image(b):
+    """A fresh 4-d input, so that convolutions and pools have something to read."""
+    b.new_input((1, int(b.rng.integers(1, 5)), int(b.rng.integers(3, 9)),
+                 int(b.rng.integers(3, 9))))
+    return True
+
+
 # The ops and how often each is drawn.
 OPS = [(unary, 4), (guarded_unary, 2), (with_attribute, 2), (binary, 6), (compare_where, 2), (reduce, 2),
-       (softmax, 1), (matmul, 2), (layer_norm, 1), (concat, 1), (transpose, 1), (reshape, 1)]
+       (softmax, 1), (matmul, 2), (layer_norm, 1), (concat, 1), (transpose, 1), (reshape, 1),
+       (conv_or_pool, 2), (gather_or_slice, 1), (new_image, 1)]
 
 
 def random_graph(seed, min_nodes=5, max_nodes=30):
