@@ -362,7 +362,8 @@ class Importer {
 }  // namespace
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
-  onnx::ModelProto model = upgrade_old_opset(read_model_proto(path), path).model;
+  onnx::ModelProto model = read_model_proto(path);
+  upgrade_old_opset(model, path);
   std::vector<OnnxUnsupportedOp> unsupported = find_unsupported_ops(model);
   if (!unsupported.empty()) throw Error(unsupported_message(path, unsupported));
   try {

@@ -61,6 +61,8 @@ onnx::ModelProto read_model_proto(const std::string& path);
 // The version of the default-domain ("" or "ai.onnx") opset the model imports.
 int default_opset(const onnx::ModelProto& model);
 bool is_default_domain(const std::string& domain);
+// True if minic has the node's op, in the default domain, at `opset`.
+bool is_supported(const onnx::NodeProto& node, int opset);
 // Every op the graph uses that minic cannot import, sorted by name, with its nodes.
 std::vector<OnnxUnsupportedOp> find_unsupported_ops(const onnx::ModelProto& model);
 // "Conv node 'conv1'" or "Conv node defining %y": the same form as Node::describe().
@@ -68,16 +70,11 @@ std::string describe_node(const onnx::NodeProto& node);
 
 // --- old opsets (onnx_upgrade.cpp) ---------------------------------------------------------
 
-struct UpgradedModel {
-  onnx::ModelProto model;
-  int opset = 0;  // its default-domain opset now
-};
-
-// The model itself, or, when some op of it is older than minic reads (Add with the
-// `broadcast` attribute of opset 6), the model converted by ONNX's version converter to the
-// lowest opset at which minic has all its ops. Error naming the file if the conversion
-// fails.
-UpgradedModel upgrade_old_opset(const onnx::ModelProto& model, const std::string& path);
+// When some op of the model is older than minic reads (Add with the `broadcast` attribute
+// of opset 6), converts the model in place with ONNX's version converter to the lowest
+// opset at which minic has all its ops; else leaves it as it is. Returns the model's
+// default-domain opset after. Error naming the file if the conversion fails.
+int upgrade_old_opset(onnx::ModelProto& model, const std::string& path);
 
 // --- nodes (onnx_attributes.cpp) -----------------------------------------------------------
 

@@ -42,14 +42,6 @@ int domain_opset(const onnx::ModelProto& model, const std::string& domain) {
   return 0;
 }
 
-// An op is supported if minic has it in the default domain at the model's opset.
-bool is_supported(const onnx::NodeProto& node, int opset) {
-  if (!is_default_domain(node.domain())) return false;
-  if (node.op_type() == "Constant") return true;
-  const OpSchema* schema = op_registry().find(node.op_type());
-  return schema && opset >= schema->min_opset && opset <= schema->max_opset;
-}
-
 // The name by which a node is listed: its own, else its first output's.
 std::string node_label(const onnx::NodeProto& node) {
   if (!node.name().empty()) return node.name();
@@ -97,6 +89,13 @@ OnnxValueInfo summarize_value(const onnx::ValueInfoProto& info) {
 }  // namespace
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+bool is_supported(const onnx::NodeProto& node, int opset) {
+  if (!is_default_domain(node.domain())) return false;
+  if (node.op_type() == "Constant") return true;
+  const OpSchema* schema = op_registry().find(node.op_type());
+  return schema && opset >= schema->min_opset && opset <= schema->max_opset;
+}
 
 int default_opset(const onnx::ModelProto& model) {
   int version = 0;
@@ -201,12 +200,12 @@ OnnxModelSummary summarize_onnx(const std::string& path) {
   for (const onnx::NodeProto& node : graph.node()) ++summary.op_counts[qualified_op(node)];
   // What import would see: the model after ONNX's version converter, where it converts.
   try {
-    UpgradedModel upgraded = upgrade_old_opset(model, path);
-    if (upgraded.opset != summary.opset) summary.converted_opset = upgraded.opset;
-    summary.unsupported = find_unsupported_ops(upgraded.model);
+    int opset = upgrade_old_opset(model, path);
+    if (opset != summary.opset) summary.converted_opset = opset;
   } catch (const Error&) {
-    summary.unsupported = find_unsupported_ops(model);
+    // A conversion that fails leaves the nodes as they were: their ops are listed below.
   }
+  summary.unsupported = find_unsupported_ops(model);
   return summary;
 }
 

@@ -36,9 +36,8 @@ int upgrade_target(const onnx::GraphProto& graph, int opset) {
   for (int target = opset + 1; target <= kConverterMaxOpset; ++target) {
     bool all = true;
     for (const onnx::NodeProto& node : graph.node()) {
-      const OpSchema* schema = op_registry().find(node.op_type());
-      if (!schema || !is_default_domain(node.domain())) continue;
-      all = all && target >= schema->min_opset && target <= schema->max_opset;
+      if (!is_default_domain(node.domain()) || !op_registry().find(node.op_type())) continue;
+      all = all && is_supported(node, target);
     }
     if (all) return target;
   }
@@ -47,18 +46,18 @@ int upgrade_target(const onnx::GraphProto& graph, int opset) {
 
 }  // namespace
 
-UpgradedModel upgrade_old_opset(const onnx::ModelProto& model, const std::string& path) {
+int upgrade_old_opset(onnx::ModelProto& model, const std::string& path) {
   const int opset = default_opset(model);
   bool needed = false;
   for (const onnx::NodeProto& node : model.graph().node()) needed = needed || too_old(node, opset);
-  if (!needed) return {model, opset};
+  if (!needed) return opset;
   const int target = upgrade_target(model.graph(), opset);
-  if (target == 0) return {model, opset};  // find_unsupported_ops then names the ops
+  if (target == 0) return opset;  // find_unsupported_ops then names the ops
   try {
     // The converter's broadcasting adapters read the shapes of the values they rewrite.
-    onnx::ModelProto typed = model;
-    onnx::shape_inference::InferShapes(typed);
-    return {onnx::version_conversion::ConvertVersion(typed, target), target};
+    onnx::shape_inference::InferShapes(model);
+    model = onnx::version_conversion::ConvertVersion(model, target);
+    return target;
   } catch (const std::exception& error) {
     fail("{}: the model's opset {} is older than minic reads for some of its ops, and ONNX's "
          "version converter cannot bring it to opset {}: {}",
