@@ -12,6 +12,20 @@
 #include <map>
 
 namespace minic {
+namespace {
+
+// `op` as minic has it: missing, or compiled / reference only with its opsets.
+OnnxOpStatus status_of(const std::string& op, int onnx_version) {
+  OnnxOpStatus status{op, onnx_version};
+  if (const OpSchema* ours = op_registry().find(op)) {
+    status.support = ours->compute ? OpSupport::compiled : OpSupport::reference_only;
+    status.min_opset = ours->min_opset;
+    status.max_opset = ours->max_opset;
+  }
+  return status;
+}
+
+}  // namespace
 
 std::vector<OnnxOpStatus> onnx_op_statuses() {
   // The newest form of each op: get_all_schemas lists every op once, at its latest version.
@@ -23,20 +37,9 @@ std::vector<OnnxOpStatus> onnx_op_statuses() {
     version = std::max(version, schema.SinceVersion());
   }
   std::vector<OnnxOpStatus> statuses;
-  for (const auto& [op, version] : latest) {
-    OnnxOpStatus status{op, version};
-    if (const OpSchema* ours = op_registry().find(op)) {
-      status.support = ours->compute ? OpSupport::compiled : OpSupport::reference_only;
-      status.min_opset = ours->min_opset;
-      status.max_opset = ours->max_opset;
-    }
-    statuses.push_back(status);
-  }
+  for (const auto& [op, version] : latest) statuses.push_back(status_of(op, version));
   for (const std::string& op : op_registry().names()) {
-    if (latest.count(op)) continue;
-    const OpSchema* ours = op_registry().find(op);
-    statuses.push_back({op, 0, ours->compute ? OpSupport::compiled : OpSupport::reference_only,
-                        ours->min_opset, ours->max_opset});
+    if (!latest.count(op)) statuses.push_back(status_of(op, 0));
   }
   return statuses;
 }
