@@ -87,21 +87,29 @@ CaseResult run_node_case(const fs::path& folder, const std::vector<std::string>&
   return result;
 }
 
-// A case list (tests/onnx/node_cases.tsv): a folder and, after a tab, the op it tests, one
-// case a line; '#' starts a comment.
-std::vector<std::pair<std::string, std::string>> read_cases(const std::string& path) {
+// `text` without the white space around it.
+std::string trimmed(const std::string& text) {
+  auto space = [](unsigned char c) { return std::isspace(c); };
+  auto begin = std::find_if_not(text.begin(), text.end(), space);
+  auto end = std::find_if_not(text.rbegin(), std::make_reverse_iterator(begin), space).base();
+  return std::string(begin, end);
+}
+
+// A case list (node_cases.tsv, expected_pass.txt): a case's folder and, after a tab, the op
+// it tests (node_cases.tsv only), one case a line; '#' starts a comment. `what` names the
+// list in the error for a file that cannot be read.
+std::vector<std::pair<std::string, std::string>> read_cases(const std::string& path,
+                                                            std::string_view what) {
   std::ifstream file(path);
-  if (!file) fail("cannot read the case list '{}'", path);
+  if (!file) fail("cannot read the {} '{}'", what, path);
   std::vector<std::pair<std::string, std::string>> cases;
   std::string line;
   while (std::getline(file, line)) {
     line = line.substr(0, line.find('#'));
-    std::istringstream fields(line);
-    std::string folder, op;
-    if (std::getline(fields, folder, '\t') && !folder.empty()) {
-      std::getline(fields, op, '\t');
-      cases.emplace_back(folder, op);
-    }
+    size_t tab = line.find('\t');
+    std::string folder = trimmed(line.substr(0, tab));
+    std::string op = tab == std::string::npos ? "" : trimmed(line.substr(tab + 1));
+    if (!folder.empty()) cases.emplace_back(folder, op);
   }
   return cases;
 }
@@ -125,7 +133,7 @@ std::vector<fs::path> case_folders(const NodeOptions& options,
                                    std::map<std::string, std::string>& ops) {
   std::vector<fs::path> folders;
   if (!options.cases.empty()) {
-    for (const auto& [name, op] : read_cases(options.cases)) {
+    for (const auto& [name, op] : read_cases(options.cases, "case list")) {
       if (!fs::exists(fs::path(options.dir) / name / "model.onnx")) {
         fail("case '{}' of {} is not in {} (no {}/model.onnx)", name, options.cases,
              options.dir, name);
@@ -145,19 +153,10 @@ std::vector<fs::path> case_folders(const NodeOptions& options,
   return folders;
 }
 
-// Case names, one a line; '#' starts a comment.
+// The names of a case list.
 std::set<std::string> read_case_list(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) fail("cannot read the expected-pass list '{}'", path);
   std::set<std::string> names;
-  std::string line;
-  while (std::getline(file, line)) {
-    line = line.substr(0, line.find('#'));
-    line.erase(std::remove_if(line.begin(), line.end(),
-                              [](unsigned char c) { return std::isspace(c); }),
-               line.end());
-    if (!line.empty()) names.insert(line);
-  }
+  for (const auto& [name, op] : read_cases(path, "expected-pass list")) names.insert(name);
   return names;
 }
 
@@ -173,7 +172,6 @@ void write_case_list(const std::string& path, const std::vector<CaseResult>& res
     if (result.passed) file << result.name << "\n";
   }
 }
-
 
 }  // namespace
 
