@@ -24,8 +24,8 @@
 
 #include "minic/frontend/onnx.h"
 #include "minic/frontend/onnx_ops.h"
-#include "minic/support/error.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/support/error.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

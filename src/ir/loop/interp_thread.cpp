@@ -24,7 +24,6 @@
 
 namespace minic::loop::interp {
 
-
 int thread_idx_dim(const std::string& axis) {
   std::optional<GpuAxis> gpu = gpu_axis(axis);
   return gpu && !gpu->block ? gpu->dim : -1;

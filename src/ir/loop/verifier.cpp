@@ -60,7 +60,6 @@ int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-
 class Verifier : public IRVisitor {
  public:
   explicit Verifier(const PrimFunc& func) : func_(func) {}
