@@ -46,7 +46,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "models"))
 
 import graph_gen  # noqa: E402
 import onnxruntime  # noqa: E402
-from compare_with_ort import compare, random_inputs, run_onnxruntime  # noqa: E402
+from compare_with_ort import (compare, input_args, random_inputs, read_outputs,  # noqa: E402
+                              run_onnxruntime)
 
 RTOL, ATOL = 1e-3, 1e-4
 onnxruntime.set_default_logger_severity(3)  # errors only: no notes on unused initializers
@@ -62,11 +63,8 @@ def run_minic(minic, config, model_path, inputs, work_dir, timeout):
     out_dir = os.path.join(work_dir, f"out-{config}")
     shutil.rmtree(out_dir, ignore_errors=True)  # no outputs left from an earlier model
     os.makedirs(out_dir)
-    command = [minic, "run", model_path, *CONFIGS[config], "--output-dir", out_dir]
-    for index, (name, array) in enumerate(inputs.items()):
-        path = os.path.join(work_dir, f"input_{index}.npy")
-        np.save(path, array)
-        command += ["--input", f"{name}={path}"]
+    command = [minic, "run", model_path, *CONFIGS[config], "--output-dir", out_dir,
+               *input_args(inputs, work_dir)]
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -77,10 +75,7 @@ def run_minic(minic, config, model_path, inputs, work_dir, timeout):
         lines = result.stderr.strip().splitlines() or ["(no message)"]
         kind = "internal error" if "internal error" in result.stderr else "error"
         return f"{kind}: {config}: {lines[-1]}", None
-    outputs = []
-    while os.path.exists(os.path.join(out_dir, f"output_{len(outputs)}.npy")):
-        outputs.append(np.load(os.path.join(out_dir, f"output_{len(outputs)}.npy")))
-    return None, outputs
+    return None, read_outputs(out_dir)
 
 
 def agree(expected, actual):
@@ -224,10 +219,7 @@ def write_reproducer(minic, model, failure, seed, out_dir):
     onnx.save(model, path)
     subprocess.run([minic, "opt", path, "--passes", "none", "-o",
                     os.path.join(folder, "repro.mgraph")], capture_output=True)
-    args = []
-    for index, (name, array) in enumerate(random_inputs(model, 0).items()):
-        np.save(os.path.join(folder, f"input_{index}.npy"), array)
-        args.append(f"--input {name}={os.path.join(folder, f'input_{index}.npy')}")
+    args = input_args(random_inputs(model, 0), folder)
     with open(os.path.join(folder, "failure.txt"), "w") as f:
         f.write(f"{failure}\n{len(model.graph.node)} nodes: "
                 f"{' '.join(n.op_type for n in model.graph.node)}\n"

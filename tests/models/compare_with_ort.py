@@ -79,16 +79,31 @@ def random_inputs(model, seed):
     return inputs
 
 
+def input_args(inputs, folder):
+    """Saves each input as folder/input_K.npy; returns `minic run`'s --input arguments."""
+    args = []
+    for index, (name, array) in enumerate(inputs.items()):
+        path = os.path.join(folder, f"input_{index}.npy")
+        np.save(path, array)
+        args += ["--input", f"{name}={path}"]
+    return args
+
+
+def read_outputs(out_dir):
+    """The outputs `minic run --output-dir` wrote (output_K.npy), in graph order."""
+    outputs = []
+    while os.path.exists(os.path.join(out_dir, f"output_{len(outputs)}.npy")):
+        outputs.append(np.load(os.path.join(out_dir, f"output_{len(outputs)}.npy")))
+    return outputs
+
+
 def run_minic(minic, model_path, inputs, work_dir, timeout, passes, backend):
     """Runs `minic run` on the inputs; returns (outputs in graph order, seconds)."""
     if backend == "cuda-emulate":  # the GPU schedules and CUDA kernels, on the interpreter
         command = [minic, "run", model_path, "--target", "cuda", "--emulate", "--passes", passes]
     else:
         command = [minic, "run", model_path, "--backend", backend, "--passes", passes]
-    for index, (name, array) in enumerate(inputs.items()):
-        path = os.path.join(work_dir, f"input_{index}.npy")
-        np.save(path, array)
-        command += ["--input", f"{name}={path}"]
+    command += input_args(inputs, work_dir)
     out_dir = os.path.join(work_dir, "out")
     os.makedirs(out_dir, exist_ok=True)
     command += ["--output-dir", out_dir]
@@ -105,10 +120,7 @@ def run_minic(minic, model_path, inputs, work_dir, timeout, passes, backend):
         sys.stderr.write(result.stderr)
         print(f"FAIL: minic exited with status {result.returncode}")
         sys.exit(2)
-    outputs = []
-    while os.path.exists(os.path.join(out_dir, f"output_{len(outputs)}.npy")):
-        outputs.append(np.load(os.path.join(out_dir, f"output_{len(outputs)}.npy")))
-    return outputs, seconds
+    return read_outputs(out_dir), seconds
 
 
 def run_onnxruntime(model_path, inputs):
