@@ -1,72 +1,12 @@
 // Unit tests for MatMul, Gemm, the reductions, Softmax and Einsum: small graphs whose
 // results are worked out by hand in the comments. Course module 2.
-#include "minic/ops/shape_inference.h"
-#include "minic/runtime/interpreter.h"
-
-#include <catch2/catch.hpp>
+#include "ops_test_util.h"
 
 #include <cmath>
 #include <limits>
 
 using namespace minic;
-
-namespace {
-
-Tensor floats(Shape shape, std::vector<float> values) {
-  return Tensor::from_vector<float>(std::move(shape), values);
-}
-
-Tensor int64s(Shape shape, std::vector<int64_t> values) {
-  return Tensor::from_vector<int64_t>(std::move(shape), values);
-}
-
-// A graph of one node `op` (named "n") reading `inputs` (graph inputs, in order) and
-// `constants` (after them), with shape inference run.
-struct OneNode {
-  Graph graph;
-  Node* node = nullptr;
-
-  OneNode(int opset, const std::string& op, const std::vector<TensorType>& inputs,
-          Attributes attributes = {}, const std::vector<Tensor>& constants = {}) {
-    graph.opset = opset;
-    std::vector<Value*> args;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      args.push_back(graph.add_input("x" + std::to_string(i), inputs[i]));
-    }
-    for (size_t i = 0; i < constants.size(); ++i) {
-      args.push_back(graph.add_constant("c" + std::to_string(i), constants[i]));
-    }
-    node = graph.add_node(op, args, {"y"}, std::move(attributes), "n");
-    graph.add_output(node->output(0));
-  }
-
-  const Shape& infer() {
-    infer_shapes(graph);
-    return node->output(0)->type.shape;
-  }
-
-  Tensor run(const std::vector<Tensor>& inputs) {
-    infer();
-    return interpret(graph, inputs).at(0);
-  }
-};
-
-void require_values(const Tensor& tensor, Shape shape, const std::vector<double>& expected,
-                    double tolerance = 1e-6) {
-  REQUIRE(tensor.shape() == shape);
-  std::vector<double> actual = tensor.to_double_vector();
-  REQUIRE(actual.size() == expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    INFO("element " << i);
-    if (std::isinf(expected[i])) {
-      REQUIRE(actual[i] == expected[i]);
-    } else {
-      REQUIRE(actual[i] == Approx(expected[i]).margin(tolerance));
-    }
-  }
-}
-
-}  // namespace
+using namespace minic::test;
 
 // --- MatMul, Gemm ---------------------------------------------------------------------------
 

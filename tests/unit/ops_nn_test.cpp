@@ -1,66 +1,14 @@
 // Unit tests for the neural-network ops: Conv, ConvTranspose, the pools, the
 // normalisations and Resize. Small graphs whose results are worked out by hand in the
 // comments. Course module 2.
-#include "minic/ops/shape_inference.h"
-#include "minic/runtime/interpreter.h"
-
-#include <catch2/catch.hpp>
+#include "ops_test_util.h"
 
 #include <cmath>
 
 using namespace minic;
+using namespace minic::test;
 
 namespace {
-
-Tensor floats(Shape shape, std::vector<float> values) {
-  return Tensor::from_vector<float>(std::move(shape), values);
-}
-
-// A graph of one node `op` (named "n") reading graph inputs of types `inputs`, then the
-// constants `constants`, and defining `outputs` outputs.
-struct OneNode {
-  Graph graph;
-  Node* node = nullptr;
-
-  OneNode(int opset, const std::string& op, const std::vector<TensorType>& inputs,
-          Attributes attributes = {}, const std::vector<Tensor>& constants = {},
-          int outputs = 1) {
-    graph.opset = opset;
-    std::vector<Value*> args;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      args.push_back(graph.add_input("x" + std::to_string(i), inputs[i]));
-    }
-    for (size_t i = 0; i < constants.size(); ++i) {
-      args.push_back(graph.add_constant("c" + std::to_string(i), constants[i]));
-    }
-    std::vector<std::string> names;
-    for (int i = 0; i < outputs; ++i) names.push_back("y" + std::to_string(i));
-    node = graph.add_node(op, args, names, std::move(attributes), "n");
-    for (Value* output : node->outputs()) graph.add_output(output);
-  }
-
-  const Shape& infer() {
-    infer_shapes(graph);
-    return node->output(0)->type.shape;
-  }
-
-  std::vector<Tensor> run_all(const std::vector<Tensor>& inputs) {
-    infer();
-    return interpret(graph, inputs);
-  }
-  Tensor run(const std::vector<Tensor>& inputs) { return run_all(inputs).at(0); }
-};
-
-void require_values(const Tensor& tensor, Shape shape, const std::vector<double>& expected,
-                    double tolerance = 1e-5) {
-  REQUIRE(tensor.shape() == shape);
-  std::vector<double> actual = tensor.to_double_vector();
-  REQUIRE(actual.size() == expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(actual[i] == Approx(expected[i]).margin(tolerance));
-  }
-}
 
 const Tensor kImage3x3 = floats({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
 
