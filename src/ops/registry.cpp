@@ -33,6 +33,9 @@ void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gem
 void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
 void register_reduce_ops(OpRegistry& registry);       // reduce.cpp: ReduceSum, ReduceMean, ...
 void register_softmax_ops(OpRegistry& registry);      // softmax.cpp: Softmax, LogSoftmax
+void register_non_max_suppression_ops(OpRegistry& registry);  // non_max_suppression.cpp
+void register_linear_attention_ops(OpRegistry& registry);    // linear_attention.cpp
+void register_causal_conv_ops(OpRegistry& registry);         // causal_conv.cpp: CausalConvWithState
 
 namespace {
 
@@ -63,6 +66,9 @@ OpRegistry build_registry() {
   register_einsum_ops(registry);
   register_reduce_ops(registry);
   register_softmax_ops(registry);
+  register_non_max_suppression_ops(registry);
+  register_linear_attention_ops(registry);
+  register_causal_conv_ops(registry);
   return registry;
 }
 
