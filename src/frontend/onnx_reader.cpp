@@ -141,12 +141,21 @@ onnx::ModelProto read_model_proto(const std::string& path) {
   }
 
   std::set<int64_t> default_versions;
+  std::vector<std::string> other_domains;
   for (const onnx::OperatorSetIdProto& import : model.opset_import()) {
-    if (is_default_domain(import.domain())) default_versions.insert(import.version());
+    if (is_default_domain(import.domain())) {
+      default_versions.insert(import.version());
+    } else {
+      other_domains.push_back(fmt::format("{} {}", import.domain(), import.version()));
+    }
   }
-  if (default_versions.empty()) {
+  if (default_versions.empty() && other_domains.empty()) {
     fail("{}: the model imports no default-domain (ai.onnx) opset, so its ops have no version",
          path);
+  }
+  if (default_versions.empty()) {
+    fail("{}: the model's ops are in {} only; minic supports the default domain (ai.onnx)",
+         path, fmt::join(other_domains, ", "));
   }
   if (default_versions.size() > 1) {
     fail("{}: the model imports the default-domain opset with different versions ({})", path,
