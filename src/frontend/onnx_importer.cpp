@@ -174,9 +174,7 @@ class Importer {
   TensorType input_type(const onnx::ValueInfoProto& input) {
     const std::string& name = input.name();
     const onnx::TypeProto& type = input.type();
-    if (!type.has_tensor_type()) {
-      fail("input '{}' is not a tensor; minic supports tensor inputs only", name);
-    }
+    if (!type.has_tensor_type()) fail("{}", not_a_tensor_message(summarize_value(input), "input"));
     DType dtype = require_dtype(type.tensor_type().elem_type(), fmt::format("input '{}'", name));
     bool rank_known = type.tensor_type().has_shape();
     std::vector<ModelDim> dims;

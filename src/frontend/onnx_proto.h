@@ -65,6 +65,8 @@ bool is_default_domain(const std::string& domain);
 bool is_supported(const onnx::NodeProto& node, int opset);
 // Every op the graph uses that minic cannot import, sorted by name, with its nodes.
 std::vector<OnnxUnsupportedOp> find_unsupported_ops(const onnx::ModelProto& model);
+// A graph input or output as OnnxValueInfo: its name, element type and dims.
+OnnxValueInfo summarize_value(const onnx::ValueInfoProto& info);
 // "Conv node 'conv1'" or "Conv node defining %y": the same form as Node::describe().
 std::string describe_node(const onnx::NodeProto& node);
 

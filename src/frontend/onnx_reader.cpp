@@ -66,12 +66,15 @@ std::string type_description(const onnx::TypeProto& type) {
   }
 }
 
+}  // namespace
+
 OnnxValueInfo summarize_value(const onnx::ValueInfoProto& info) {
   OnnxValueInfo summary;
   summary.name = info.name();
   summary.dtype = type_description(info.type());
   const onnx::TypeProto& type = info.type();
-  summary.rank_known = type.has_tensor_type() && type.tensor_type().has_shape();
+  summary.is_tensor = type.has_tensor_type();
+  summary.rank_known = summary.is_tensor && type.tensor_type().has_shape();
   if (summary.rank_known) {
     for (const onnx::TensorShapeProto::Dimension& dim : type.tensor_type().shape().dim()) {
       if (dim.has_dim_value()) {
@@ -86,7 +89,11 @@ OnnxValueInfo summarize_value(const onnx::ValueInfoProto& info) {
   return summary;
 }
 
-}  // namespace
+std::string not_a_tensor_message(const OnnxValueInfo& value, std::string_view role) {
+  return fmt::format("{} '{}' has type {}, not a tensor; minic supports tensor inputs and outputs "
+                     "only (ONNX's sequences, maps and optionals are outside its scope)",
+                     role, value.name, value.dtype);
+}
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 

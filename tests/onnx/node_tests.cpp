@@ -16,6 +16,9 @@ void run_node_case_unguarded(const fs::path& folder, const std::vector<std::stri
   const std::string model = (folder / "model.onnx").string();
   const fs::path data = folder / "test_data_set_0";
   OnnxModelSummary summary = summarize_onnx(model);
+  for (const OnnxValueInfo& input : summary.inputs) {
+    if (!input.is_tensor) fail("{}", not_a_tensor_message(input, "input"));
+  }
 
   std::vector<fs::path> input_files = numbered_files(data, "input_");
   if (input_files.size() > summary.inputs.size()) {

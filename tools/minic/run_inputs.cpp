@@ -110,6 +110,7 @@ void check_inputs_are_sized(const std::vector<OnnxValueInfo>& inputs,
                             const std::map<std::string, Tensor>& given,
                             const std::map<std::string, Shape>& shapes) {
   for (const OnnxValueInfo& input : inputs) {
+    if (!input.is_tensor) fail("{}", not_a_tensor_message(input, "input"));
     if (given.count(input.name) || shapes.count(input.name)) continue;
     if (!input.rank_known) {
       fail("input '{}' has no shape in the model; give it with --input-shape {}=1x3x224x224 "

@@ -35,6 +35,7 @@ struct OnnxValueInfo {
   std::string dtype;               // minic's name ("f32") or ONNX's for types minic lacks
   std::vector<std::string> dims;   // "1", "3", "batch", "?"
   bool rank_known = true;          // false if the file gives no shape at all
+  bool is_tensor = true;           // false for a sequence, map, optional or sparse value
 };
 
 struct OnnxUnsupportedOp {
@@ -58,6 +59,10 @@ struct OnnxModelSummary {
 
 // Reads and summarises a model. Throws Error if the file is not a readable model.
 OnnxModelSummary summarize_onnx(const std::string& path);
+
+// Why a graph input or output that is not a tensor (`!value.is_tensor`) cannot be used:
+// "input 'x' has type sequence, not a tensor; ...". `role` is "input" or "output".
+std::string not_a_tensor_message(const OnnxValueInfo& value, std::string_view role);
 
 // Imports a model into a verified graph with every type inferred. Throws Error naming the
 // file (and node, op and reason where there is one) on bad or unsupported input.
