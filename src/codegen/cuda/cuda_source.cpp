@@ -74,12 +74,19 @@ const std::string& cuda_prelude_text() {
 
 constexpr int64_t kStaticSharedLimit = 48 * 1024;  // above: dynamic shared memory
 
-// C++ and CUDA words that C does not reserve (c_syntax reserves C's).
+// C++ and CUDA words that C does not reserve (c_syntax reserves C's). The alternative
+// operator spellings (and, or, not, ...) are C++ keywords too: ONNX's And node names its
+// output `and`.
 bool reserved_in_cuda(std::string_view name) {
   static const std::set<std::string_view> words = {
       "class", "namespace", "template", "typename", "new", "delete", "this", "operator",
       "private", "public", "protected", "friend", "virtual", "using", "try", "catch", "throw",
       "explicit", "mutable", "export", "asm", "decltype", "nullptr", "constexpr", "noexcept",
+      "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor",
+      "xor_eq", "static_cast", "dynamic_cast", "reinterpret_cast", "const_cast", "typeid",
+      "static_assert", "thread_local", "alignas", "alignof", "char8_t", "char16_t",
+      "char32_t", "wchar_t", "concept", "requires", "consteval", "constinit", "co_await",
+      "co_return", "co_yield",
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "minic_min", "minic_max",
       "minic_shared", "int64_t", "uint64_t"};
   return words.count(name) > 0;
