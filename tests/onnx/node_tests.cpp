@@ -117,10 +117,17 @@ std::vector<std::pair<std::string, std::string>> read_cases(const std::string& p
   return cases;
 }
 
-// The op a case tests: from the case list, else the model's first op by name.
+// The op a case tests: from the case list; for an `_expanded` case, the op of the case it
+// expands (the folder without the suffix); else the model's first op by name.
 std::string case_op(const std::map<std::string, std::string>& listed, const fs::path& folder) {
   auto it = listed.find(folder.filename().string());
   if (it != listed.end() && !it->second.empty()) return it->second;
+  const std::string name = folder.filename().string();
+  constexpr std::string_view kExpanded = "_expanded";
+  if (name.ends_with(kExpanded)) {
+    fs::path unexpanded = folder.parent_path() / name.substr(0, name.size() - kExpanded.size());
+    if (fs::exists(unexpanded / "model.onnx")) return case_op(listed, unexpanded);
+  }
   try {
     OnnxModelSummary summary = summarize_onnx((folder / "model.onnx").string());
     if (!summary.op_counts.empty()) return summary.op_counts.begin()->first;
