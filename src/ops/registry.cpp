@@ -36,6 +36,7 @@ void register_softmax_ops(OpRegistry& registry);      // softmax.cpp: Softmax, L
 void register_non_max_suppression_ops(OpRegistry& registry);  // non_max_suppression.cpp
 void register_linear_attention_ops(OpRegistry& registry);    // linear_attention.cpp
 void register_causal_conv_ops(OpRegistry& registry);         // causal_conv.cpp: CausalConvWithState
+void register_deform_conv_ops(OpRegistry& registry);  // deform_conv.cpp: DeformConv
 void register_loss_ops(OpRegistry& registry);         // loss.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
 namespace {
@@ -70,6 +71,7 @@ OpRegistry build_registry() {
   register_non_max_suppression_ops(registry);
   register_linear_attention_ops(registry);
   register_causal_conv_ops(registry);
+  register_deform_conv_ops(registry);
   register_loss_ops(registry);
   return registry;
 }
