@@ -4,10 +4,13 @@
 // Algorithm:
 //   1. for each node in order: find its schema, check its input and output counts;
 //   2. call the shape rule with a lookup of known values, freezing a graph input into a
-//      constant when a rule needs its value and the caller supplies it;
+//      constant when a rule needs its value (or a value computed from it) and the caller
+//      supplies it;
 //   3. set output types (checking each shape is sane);
 //   4. if all inputs are known and the outputs are small, run the kernel and remember
-//      the outputs as known values.
+//      the outputs as known values; if some inputs are graph inputs the caller could give,
+//      or values computed from them, remember the outputs as tentative, with the inputs
+//      they depend on, which step 2 freezes should a rule read them.
 //
 // Chapter: docs/module2-graph-ir.md#shape-inference-and-values-known-before-running
 #include "minic/ops/shape_inference.h"
@@ -111,6 +114,22 @@ std::vector<Tensor> evaluate_node(const Node& node, int opset,
 
 void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
   std::unordered_map<const Value*, Tensor> known;
+  // Values computed from graph inputs whose values the caller could give (input_value)
+  // but that are not frozen yet: with the inputs each depends on. A shape rule that reads
+  // one freezes those inputs first, so that the graph is specialised to the values its
+  // shapes came from; values no rule reads leave their inputs free.
+  struct Tentative {
+    Tensor value;
+    std::vector<const Value*> inputs;
+  };
+  std::unordered_map<const Value*, Tentative> tentative;
+
+  auto freeze = [&](const Value* input) {
+    if (input->constant) return;
+    if (std::optional<Tensor> data = options.input_value(*input)) {
+      graph.freeze_input(graph.find_value(input->name()), std::move(*data));
+    }
+  };
 
   auto lookup = [&](const Value* value) -> const Tensor* {
     if (value->constant) return value->constant.get();
@@ -120,11 +139,14 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
       if (const Tensor* data = options.known_input_value(*value)) return data;
     }
     if (options.input_value && graph.is_graph_input(value)) {
-      if (std::optional<Tensor> data = options.input_value(*value)) {
-        Value* input = graph.find_value(value->name());
-        graph.freeze_input(input, std::move(*data));
-        return input->constant.get();
-      }
+      freeze(value);
+      if (value->constant) return value->constant.get();
+    }
+    if (auto t = tentative.find(value); t != tentative.end()) {
+      for (const Value* input : t->second.inputs) freeze(input);
+      auto [at, inserted] = known.insert_or_assign(value, std::move(t->second.value));
+      tentative.erase(t);
+      return &at->second;
     }
     return nullptr;
   };
@@ -153,29 +175,57 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
     for (size_t i = 0; i < rule_values.size(); ++i) {
       if (rule_values[i]) known.insert_or_assign(node->output(i), std::move(*rule_values[i]));
     }
-
-    // Propagate small known values through the reference kernel.
-    bool all_known = true;
-    std::vector<const Tensor*> inputs;
-    for (const Value* input : node->inputs()) {
-      const Tensor* value = nullptr;
-      if (input) {
-        if (input->constant) {
-          value = input->constant.get();
-        } else if (auto it = known.find(input); it != known.end()) {
-          value = &it->second;
-        } else {
-          all_known = false;
-        }
-      }
-      inputs.push_back(value);
-    }
     int64_t elements = 0;
     for (const TensorType& type : types) elements += type.num_elements();
-    if (all_known && elements <= options.max_known_elements && rule_values.empty()) {
-      std::vector<Tensor> outputs = evaluate_node(*node, graph.opset, inputs);
-      for (size_t i = 0; i < outputs.size(); ++i) {
+    if (elements > options.max_known_elements || !rule_values.empty()) continue;
+
+    // Propagate small known values through the reference kernel: known when every input
+    // is, tentative when some input is a graph input's given value or tentative itself.
+    std::vector<const Tensor*> inputs;
+    std::vector<const Value*> depends_on;
+    std::vector<Tensor> given;  // graph inputs' values, kept alive for the kernel
+    given.reserve(node->inputs().size());
+    bool computable = true;
+    for (const Value* input : node->inputs()) {
+      const Tensor* value = nullptr;
+      if (!input) {
+        // an omitted optional input
+      } else if (input->constant) {
+        value = input->constant.get();
+      } else if (auto it = known.find(input); it != known.end()) {
+        value = &it->second;
+      } else if (auto t = tentative.find(input); t != tentative.end()) {
+        value = &t->second.value;
+        depends_on.insert(depends_on.end(), t->second.inputs.begin(), t->second.inputs.end());
+      } else if (options.input_value && graph.is_graph_input(input) &&
+                 input->type.num_elements() <= options.max_known_elements) {
+        if (std::optional<Tensor> data = options.input_value(*input)) {
+          given.push_back(std::move(*data));
+          value = &given.back();
+          depends_on.push_back(input);
+        }
+      }
+      if (input && !value) computable = false;
+      inputs.push_back(value);
+    }
+    if (!computable) continue;
+    std::vector<Tensor> outputs;
+    if (depends_on.empty()) {
+      outputs = evaluate_node(*node, graph.opset, inputs);
+    } else {
+      // A kernel that refuses the given values (an index out of range, say) reports that
+      // when the graph runs; here its outputs just stay unknown.
+      try {
+        outputs = evaluate_node(*node, graph.opset, inputs);
+      } catch (const Error&) {
+        continue;
+      }
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (depends_on.empty()) {
         known.insert_or_assign(node->output(i), std::move(outputs[i]));
+      } else {
+        tentative.insert_or_assign(node->output(i), Tentative{std::move(outputs[i]), depends_on});
       }
     }
   }

@@ -341,6 +341,35 @@ TEST_CASE("a shape input that is not known is a clear static-shape error", "[ops
   REQUIRE_THROWS_WITH(infer_shapes(graph), Catch::Contains("static shapes"));
 }
 
+TEST_CASE("a shape computed from a given input's value freezes that input, and only then",
+          "[ops][shape]") {
+  // y = Range(0, Add(n, 1), 1) with n a graph input: y's length is n + 1, so giving n's
+  // value freezes n into a constant. z = Relu(x) reads x's value nowhere: x stays an input.
+  Graph graph;
+  graph.opset = 13;
+  Value* n = graph.add_input("n", {DType::i64, {}});
+  Value* x = graph.add_input("x", {DType::f32, {3}});
+  Node* limit = graph.add_node("Add", {n, graph.add_constant("one", Tensor::scalar<int64_t>(1))},
+                               {"limit"});
+  Node* range = graph.add_node("Range",
+                               {graph.add_constant("zero", Tensor::scalar<int64_t>(0)),
+                                limit->output(0), graph.find_value("one")},
+                               {"y"});
+  Node* relu = graph.add_node("Relu", {x}, {"z"});
+  graph.add_output(range->output(0));
+  graph.add_output(relu->output(0));
+  ShapeInferenceOptions options;
+  options.input_value = [](const Value& input) -> std::optional<Tensor> {
+    if (input.name() == "n") return Tensor::scalar<int64_t>(4);
+    return Tensor::from_vector<float>({3}, std::vector<float>{1, -2, 3});
+  };
+  infer_shapes(graph, options);
+  REQUIRE(range->output(0)->type == TensorType{DType::i64, {5}});
+  REQUIRE(graph.find_value("n")->constant != nullptr);
+  REQUIRE(graph.find_value("x")->constant == nullptr);
+  REQUIRE(graph.is_graph_input(graph.find_value("x")));
+}
+
 TEST_CASE("bad arguments are errors naming the node", "[ops][slice]") {
   Graph zero_step;
   zero_step.opset = 13;
