@@ -132,6 +132,11 @@ TEST_CASE("IR versions and opsets newer than minic's are refused", "[frontend]")
   model = identity_model();
   model.mutable_opset_import(0)->set_domain("com.microsoft");
   path = save_model(dir, model, "no_default.onnx");
+  REQUIRE_THROWS_WITH(import_onnx(path),
+                      StartsWith(path) && Contains("ops are in com.microsoft 17 only"));
+
+  model.clear_opset_import();
+  path = save_model(dir, model, "no_opset.onnx");
   REQUIRE_THROWS_WITH(import_onnx(path), StartsWith(path) && Contains("no default-domain"));
 
   // "ai.onnx" is the default domain spelled out.
