@@ -33,6 +33,12 @@ void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gem
 void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
 void register_reduce_ops(OpRegistry& registry);       // reduce.cpp: ReduceSum, ReduceMean, ...
 void register_softmax_ops(OpRegistry& registry);      // softmax.cpp: Softmax, LogSoftmax
+void register_grid_sample_ops(OpRegistry& registry);  // grid_sample.cpp: GridSample, AffineGrid
+void register_col2im_ops(OpRegistry& registry);       // col2im.cpp: Col2Im
+void register_roi_align_ops(OpRegistry& registry);    // roi_align.cpp: RoiAlign
+void register_max_unpool_ops(OpRegistry& registry);   // max_unpool.cpp: MaxUnpool
+void register_center_crop_pad_ops(OpRegistry& registry); // center_crop_pad.cpp: CenterCropPad
+void register_det_ops(OpRegistry& registry);          // det.cpp: Det
 
 namespace {
 
@@ -63,6 +69,12 @@ OpRegistry build_registry() {
   register_einsum_ops(registry);
   register_reduce_ops(registry);
   register_softmax_ops(registry);
+  register_grid_sample_ops(registry);
+  register_col2im_ops(registry);
+  register_roi_align_ops(registry);
+  register_max_unpool_ops(registry);
+  register_center_crop_pad_ops(registry);
+  register_det_ops(registry);
   return registry;
 }
 
