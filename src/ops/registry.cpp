@@ -38,6 +38,12 @@ void register_linear_attention_ops(OpRegistry& registry);    // linear_attention
 void register_causal_conv_ops(OpRegistry& registry);         // causal_conv.cpp: CausalConvWithState
 void register_deform_conv_ops(OpRegistry& registry);  // deform_conv.cpp: DeformConv
 void register_loss_ops(OpRegistry& registry);         // loss.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_grid_sample_ops(OpRegistry& registry);  // grid_sample.cpp: GridSample, AffineGrid
+void register_col2im_ops(OpRegistry& registry);       // col2im.cpp: Col2Im
+void register_roi_align_ops(OpRegistry& registry);    // roi_align.cpp: RoiAlign
+void register_max_unpool_ops(OpRegistry& registry);   // max_unpool.cpp: MaxUnpool
+void register_center_crop_pad_ops(OpRegistry& registry); // center_crop_pad.cpp: CenterCropPad
+void register_det_ops(OpRegistry& registry);          // det.cpp: Det
 
 namespace {
 
@@ -73,6 +79,12 @@ OpRegistry build_registry() {
   register_causal_conv_ops(registry);
   register_deform_conv_ops(registry);
   register_loss_ops(registry);
+  register_grid_sample_ops(registry);
+  register_col2im_ops(registry);
+  register_roi_align_ops(registry);
+  register_max_unpool_ops(registry);
+  register_center_crop_pad_ops(registry);
+  register_det_ops(registry);
   return registry;
 }
 
