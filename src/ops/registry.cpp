@@ -33,6 +33,10 @@ void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gem
 void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
 void register_reduce_ops(OpRegistry& registry);       // reduce.cpp: ReduceSum, ReduceMean, ...
 void register_softmax_ops(OpRegistry& registry);      // softmax.cpp: Softmax, LogSoftmax
+void register_topk_ops(OpRegistry& registry);         // topk.cpp: TopK
+void register_cumulative_ops(OpRegistry& registry);   // cumulative.cpp: CumSum, CumProd
+void register_select_values_ops(OpRegistry& registry); // select_values.cpp: Compress, NonZero, Unique
+void register_reverse_sequence_ops(OpRegistry& registry); // reverse_sequence.cpp: ReverseSequence
 
 namespace {
 
@@ -63,6 +67,10 @@ OpRegistry build_registry() {
   register_einsum_ops(registry);
   register_reduce_ops(registry);
   register_softmax_ops(registry);
+  register_topk_ops(registry);
+  register_cumulative_ops(registry);
+  register_select_values_ops(registry);
+  register_reverse_sequence_ops(registry);
   return registry;
 }
 
