@@ -44,6 +44,10 @@ void register_roi_align_ops(OpRegistry& registry);    // roi_align.cpp: RoiAlign
 void register_max_unpool_ops(OpRegistry& registry);   // max_unpool.cpp: MaxUnpool
 void register_center_crop_pad_ops(OpRegistry& registry); // center_crop_pad.cpp: CenterCropPad
 void register_det_ops(OpRegistry& registry);          // det.cpp: Det
+void register_topk_ops(OpRegistry& registry);         // topk.cpp: TopK
+void register_cumulative_ops(OpRegistry& registry);   // cumulative.cpp: CumSum, CumProd
+void register_select_values_ops(OpRegistry& registry); // select_values.cpp: Compress, NonZero, Unique
+void register_reverse_sequence_ops(OpRegistry& registry); // reverse_sequence.cpp: ReverseSequence
 
 namespace {
 
@@ -85,6 +89,10 @@ OpRegistry build_registry() {
   register_max_unpool_ops(registry);
   register_center_crop_pad_ops(registry);
   register_det_ops(registry);
+  register_topk_ops(registry);
+  register_cumulative_ops(registry);
+  register_select_values_ops(registry);
+  register_reverse_sequence_ops(registry);
   return registry;
 }
 
