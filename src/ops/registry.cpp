@@ -33,6 +33,7 @@ void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gem
 void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
 void register_reduce_ops(OpRegistry& registry);       // reduce.cpp: ReduceSum, ReduceMean, ...
 void register_softmax_ops(OpRegistry& registry);      // softmax.cpp: Softmax, LogSoftmax
+void register_rnn_ops(OpRegistry& registry);          // rnn.cpp, rnn_cells.cpp: LSTM, GRU, RNN
 
 namespace {
 
@@ -63,6 +64,7 @@ OpRegistry build_registry() {
   register_einsum_ops(registry);
   register_reduce_ops(registry);
   register_softmax_ops(registry);
+  register_rnn_ops(registry);
   return registry;
 }
 
