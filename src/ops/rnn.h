@@ -51,7 +51,7 @@ struct CellParameters {
   std::span<const double> rb;  // [gates * hidden]; zeros where B is omitted
   std::span<const double> p;   // LSTM's peepholes [3 * hidden] (i, o, f); zeros if omitted
   std::span<const Activation> activations;  // this direction's f, g (GRU, LSTM), h (LSTM)
-  std::optional<double> clip;  // bounds every activation's input to [-clip, clip]
+  std::optional<double> clip;  // bounds the gates' pre-activations to [-clip, clip]
   bool linear_before_reset = false;  // GRU
   bool input_forget = false;         // LSTM
 
@@ -59,7 +59,7 @@ struct CellParameters {
   double input_part(int64_t row, std::span<const double> x) const;
   // Row `row` of R times h, plus Rb[row].
   double recurrent_part(int64_t row, std::span<const double> h) const;
-  // Activation `which` of this direction applied to `x` after clipping.
+  // Activation `which` of this direction applied to the pre-activation `x`, clipped.
   double activate(size_t which, double x) const;
 };
 

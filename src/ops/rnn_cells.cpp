@@ -15,7 +15,9 @@
 //          o = f(gate_o + Po (.) C_t)
 //          H_t = o (.) h(C_t)
 //
-// `clip`, when set, bounds the input of every activation to [-clip, clip].
+// `clip`, when set, bounds the gates' pre-activations to [-clip, clip] before f and g. The
+// cell state C_t is not clipped before h: ONNX says only "the input of activations", and
+// this is what onnxruntime does.
 //
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "rnn.h"
@@ -108,7 +110,7 @@ void lstm_step(const CellParameters& cell, std::span<const double> x, std::vecto
     const double candidate = cell.activate(1, gate(kCell, j));
     next_c[j] = forget * c[j] + input * candidate;
     const double output = cell.activate(0, gate(kOutput, j) + cell.p[n + j] * next_c[j]);
-    next_h[j] = output * cell.activate(2, next_c[j]);
+    next_h[j] = output * cell.activations[2](next_c[j]);  // unclipped: see the header
   }
   h = std::move(next_h);
   c = std::move(next_c);
