@@ -48,6 +48,7 @@ void register_topk_ops(OpRegistry& registry);         // topk.cpp: TopK
 void register_cumulative_ops(OpRegistry& registry);   // cumulative.cpp: CumSum, CumProd
 void register_select_values_ops(OpRegistry& registry); // select_values.cpp: Compress, NonZero, Unique
 void register_reverse_sequence_ops(OpRegistry& registry); // reverse_sequence.cpp: ReverseSequence
+void register_rnn_ops(OpRegistry& registry);          // rnn.cpp, rnn_cells.cpp: LSTM, GRU, RNN
 
 namespace {
 
@@ -93,6 +94,7 @@ OpRegistry build_registry() {
   register_cumulative_ops(registry);
   register_select_values_ops(registry);
   register_reverse_sequence_ops(registry);
+  register_rnn_ops(registry);
   return registry;
 }
 
