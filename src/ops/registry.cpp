@@ -20,6 +20,9 @@ void register_transpose_ops(OpRegistry& registry);    // transpose.cpp: Transpos
 void register_concat_split_ops(OpRegistry& registry); // concat_split.cpp: Concat, Split
 void register_slice_ops(OpRegistry& registry);        // slice.cpp: Slice
 void register_gather_ops(OpRegistry& registry);       // gather.cpp: Gather, GatherElements
+void register_gather_nd_ops(OpRegistry& registry);    // gather_nd.cpp: GatherND
+void register_scatter_ops(OpRegistry& registry);      // scatter.cpp: Scatter*, TensorScatter
+void register_one_hot_ops(OpRegistry& registry);      // one_hot.cpp: OneHot, EyeLike
 void register_expand_tile_ops(OpRegistry& registry);  // expand_tile.cpp: Expand, Tile
 void register_shape_ops(OpRegistry& registry);        // shape.cpp: Shape, Size, ConstantOfShape, Range
 void register_pad_ops(OpRegistry& registry);          // pad.cpp: Pad
@@ -66,6 +69,9 @@ OpRegistry build_registry() {
   register_concat_split_ops(registry);
   register_slice_ops(registry);
   register_gather_ops(registry);
+  register_gather_nd_ops(registry);
+  register_scatter_ops(registry);
+  register_one_hot_ops(registry);
   register_expand_tile_ops(registry);
   register_shape_ops(registry);
   register_pad_ops(registry);
