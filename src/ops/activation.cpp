@@ -1,9 +1,12 @@
 // Activation functions with parameters: LeakyRelu, HardSigmoid, HardSwish, Elu, Selu, Celu,
-// ThresholdedRelu, Gelu, Mish, PRelu and Clip. Course module 2.
+// ThresholdedRelu, Gelu, Mish, Swish, Shrink, PRelu and Clip. Course module 2.
 //
 // Each is an elementwise formula of x and the op's attributes (alpha, beta, ...), evaluated
 // in double like the ops of unary.cpp. Two take a second tensor: PRelu's slope, which
 // broadcasts to x's shape (so the output has x's shape), and Clip's optional bounds.
+// Shrink, unlike the others, takes integers too:
+//   Shrink  y = x < -lambd ? x + bias : (x > lambd ? x - bias : 0)
+// computed in double and converted back to x's type.
 //
 // Compute rules (course module 3): the same formulas on loop IR expressions, in f32 for
 // f16 and bf16; the constants are the double values of the formulas rounded once.
@@ -86,6 +89,11 @@ Formula gelu(const KernelContext& ctx) {
   return [](double x) { return 0.5 * x * (1 + std::erf(x / std::numbers::sqrt2)); };
 }
 
+Formula swish(const KernelContext& ctx) {
+  double alpha = ctx.get_float("alpha", 1.0f);
+  return [alpha](double x) { return x / (1 + std::exp(-alpha * x)); };
+}
+
 Formula mish(const KernelContext&) {
   return [](double x) {
     double softplus = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
@@ -109,6 +117,7 @@ const FloatActivation kFloatActivations[] = {
     {"ThresholdedRelu", 10, thresholded_relu},
     {"Gelu", 20, gelu},
     {"Mish", 18, mish},
+    {"Swish", 24, swish},
 };
 
 // --- PRelu: x < 0 ? slope * x : x, with slope broadcast to x's shape -------------------------
@@ -131,6 +140,30 @@ std::vector<Tensor> prelu_kernel(const KernelContext& ctx) {
     broadcast_binary<T, T, T>(ctx.input(0), ctx.input(1), out, [](T x, T slope) {
       return is_negative(C(x)) ? T(wrapping_mul(C(slope), C(x))) : x;
     });
+  });
+  return single_output(std::move(out));
+}
+
+// --- Shrink: x moved toward 0 by bias, and 0 within [-lambd, lambd] --------------------------
+
+std::vector<TensorType> shrink_shape(const ShapeContext& ctx) {
+  require_numeric_input(ctx, 0);
+  return {ctx.input_type(0)};
+}
+
+std::vector<Tensor> shrink_kernel(const KernelContext& ctx) {
+  const double lambd = ctx.get_float("lambd", 0.5f);
+  const double bias = ctx.get_float("bias", 0.0f);
+  const Tensor& x = ctx.input(0);
+  Tensor out = ctx.make_output(0);
+  visit_numeric(x.dtype(), [&]<typename T>() {
+    auto in = x.values<T>();
+    auto result = out.values<T>();
+    for (size_t i = 0; i < in.size(); ++i) {
+      double value = to_double(in[i]);
+      double shrunk = value < -lambd ? value + bias : (value > lambd ? value - bias : 0);
+      result[i] = saturate_cast<T>(shrunk);
+    }
   });
   return single_output(std::move(out));
 }
@@ -249,6 +282,10 @@ ExprFormula activation_expr(const NodeContext& ctx) {
       return like(x, 0.5) * x * (like(x, 1) + call("erf", {scaled}));
     };
   }
+  if (op == "Swish") {
+    double alpha = ctx.get_float("alpha", 1.0f);
+    return [alpha](Expr x) { return x * call("sigmoid", {like(x, alpha) * x}); };
+  }
   MINIC_CHECK(op == "Mish");
   return [](Expr x) {
     Expr one = like(x, 1);
@@ -263,6 +300,20 @@ std::vector<ComputeTensor> activation_compute(const ComputeContext& ctx) {
   ExprFormula formula = activation_expr(ctx);
   DType dtype = accumulation_dtype(ctx.input(0).dtype());
   return {elementwise(ctx, dtype, [&](const std::vector<Expr>& x) { return formula(x[0]); })};
+}
+
+// Shrink in f32 for f16 and bf16, in f64 for integers (as the kernel computes in double).
+std::vector<ComputeTensor> shrink_compute(const ComputeContext& ctx) {
+  const double lambd = ctx.get_float("lambd", 0.5f);
+  const double bias = ctx.get_float("bias", 0.0f);
+  DType input = ctx.input(0).dtype();
+  DType dtype = is_float(input) ? accumulation_dtype(input) : DType::f64;
+  return {elementwise(ctx, dtype, [&](const std::vector<Expr>& x) {
+    Expr value = x[0];
+    Expr above = select(loop::GT::make(value, like(value, lambd)), value - like(value, bias),
+                        like(value, 0));
+    return select(less(value, like(value, -lambd)), value + like(value, bias), above);
+  })};
 }
 
 std::vector<ComputeTensor> prelu_compute(const ComputeContext& ctx) {
@@ -302,6 +353,12 @@ void register_activation_ops(OpRegistry& registry) {
                   },
                   .compute = activation_compute});
   }
+  registry.add({.name = "Shrink",
+                .min_opset = 9,
+                .fusion = FusionKind::elementwise,
+                .shape_rule = shrink_shape,
+                .kernel = shrink_kernel,
+                .compute = shrink_compute});
   registry.add({.name = "PRelu",
                 .min_opset = 7,
                 .min_inputs = 2,

@@ -11,6 +11,7 @@ namespace minic {
 void register_unary_ops(OpRegistry& registry);        // unary.cpp: Abs, Exp, Relu, Erf, ...
 void register_activation_ops(OpRegistry& registry);   // activation.cpp: LeakyRelu, Gelu, Clip, ...
 void register_binary_ops(OpRegistry& registry);       // binary.cpp: Add, Mul, Pow, Equal, And, ...
+void register_bitwise_ops(OpRegistry& registry);      // bitwise.cpp: BitwiseAnd, BitwiseNot, ...
 void register_variadic_ops(OpRegistry& registry);     // variadic.cpp: Sum, Mean, Min, Max
 void register_select_ops(OpRegistry& registry);       // where.cpp: Where
 void register_cast_ops(OpRegistry& registry);         // cast.cpp: Cast, CastLike
@@ -27,10 +28,12 @@ void register_expand_tile_ops(OpRegistry& registry);  // expand_tile.cpp: Expand
 void register_shape_ops(OpRegistry& registry);        // shape.cpp: Shape, Size, ConstantOfShape, Range
 void register_pad_ops(OpRegistry& registry);          // pad.cpp: Pad
 void register_trilu_ops(OpRegistry& registry);        // trilu.cpp: Trilu
+void register_depth_space_ops(OpRegistry& registry);  // depth_space.cpp: DepthToSpace, SpaceToDepth
 void register_conv_ops(OpRegistry& registry);         // conv.cpp: Conv, ConvTranspose
 void register_pool_ops(OpRegistry& registry);         // pool.cpp: MaxPool, AveragePool, Global*Pool
 void register_normalization_ops(OpRegistry& registry);// normalization.cpp: BatchNorm, InstanceNorm, LRN
 void register_layer_norm_ops(OpRegistry& registry);   // layer_norm.cpp: LayerNormalization
+void register_normalization_stats_ops(OpRegistry& registry); // normalization_stats.cpp: RMSNormalization, ...
 void register_resize_ops(OpRegistry& registry);       // resize.cpp: Resize
 void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gemm
 void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
@@ -60,6 +63,7 @@ OpRegistry build_registry() {
   register_unary_ops(registry);
   register_activation_ops(registry);
   register_binary_ops(registry);
+  register_bitwise_ops(registry);
   register_variadic_ops(registry);
   register_select_ops(registry);
   register_cast_ops(registry);
@@ -76,10 +80,12 @@ OpRegistry build_registry() {
   register_shape_ops(registry);
   register_pad_ops(registry);
   register_trilu_ops(registry);
+  register_depth_space_ops(registry);
   register_conv_ops(registry);
   register_pool_ops(registry);
   register_normalization_ops(registry);
   register_layer_norm_ops(registry);
+  register_normalization_stats_ops(registry);
   register_resize_ops(registry);
   register_matmul_ops(registry);
   register_einsum_ops(registry);
