@@ -43,6 +43,7 @@ void register_non_max_suppression_ops(OpRegistry& registry);  // non_max_suppres
 void register_linear_attention_ops(OpRegistry& registry);    // linear_attention.cpp
 void register_causal_conv_ops(OpRegistry& registry);         // causal_conv.cpp: CausalConvWithState
 void register_deform_conv_ops(OpRegistry& registry);  // deform_conv.cpp: DeformConv
+void register_tfidf_vectorizer_ops(OpRegistry& registry);  // tfidf_vectorizer.cpp
 void register_loss_ops(OpRegistry& registry);         // loss.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_grid_sample_ops(OpRegistry& registry);  // grid_sample.cpp: GridSample, AffineGrid
 void register_col2im_ops(OpRegistry& registry);       // col2im.cpp: Col2Im
@@ -95,6 +96,7 @@ OpRegistry build_registry() {
   register_linear_attention_ops(registry);
   register_causal_conv_ops(registry);
   register_deform_conv_ops(registry);
+  register_tfidf_vectorizer_ops(registry);
   register_loss_ops(registry);
   register_grid_sample_ops(registry);
   register_col2im_ops(registry);
