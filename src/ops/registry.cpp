@@ -33,6 +33,8 @@ void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gem
 void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
 void register_reduce_ops(OpRegistry& registry);       // reduce.cpp: ReduceSum, ReduceMean, ...
 void register_softmax_ops(OpRegistry& registry);      // softmax.cpp: Softmax, LogSoftmax
+void register_attention_ops(OpRegistry& registry);    // attention.cpp: Attention
+void register_rotary_embedding_ops(OpRegistry& registry);  // rotary_embedding.cpp: RotaryEmbedding
 
 namespace {
 
@@ -63,6 +65,8 @@ OpRegistry build_registry() {
   register_einsum_ops(registry);
   register_reduce_ops(registry);
   register_softmax_ops(registry);
+  register_attention_ops(registry);
+  register_rotary_embedding_ops(registry);
   return registry;
 }
 
