@@ -56,6 +56,8 @@ void register_cumulative_ops(OpRegistry& registry);   // cumulative.cpp: CumSum,
 void register_select_values_ops(OpRegistry& registry); // select_values.cpp: Compress, NonZero, Unique
 void register_reverse_sequence_ops(OpRegistry& registry); // reverse_sequence.cpp: ReverseSequence
 void register_rnn_ops(OpRegistry& registry);          // rnn.cpp, rnn_cells.cpp: LSTM, GRU, RNN
+void register_attention_ops(OpRegistry& registry);    // attention.cpp: Attention
+void register_rotary_embedding_ops(OpRegistry& registry);  // rotary_embedding.cpp: RotaryEmbedding
 
 namespace {
 
@@ -109,6 +111,8 @@ OpRegistry build_registry() {
   register_select_values_ops(registry);
   register_reverse_sequence_ops(registry);
   register_rnn_ops(registry);
+  register_attention_ops(registry);
+  register_rotary_embedding_ops(registry);
   return registry;
 }
 
