@@ -14,10 +14,14 @@
 namespace minic {
 namespace {
 
-// `op` as minic has it: missing, or compiled / reference only with its opsets.
+// `op` as minic has it: missing, or compiled / reference only / imported with its opsets.
 OnnxOpStatus status_of(const std::string& op, int onnx_version) {
   OnnxOpStatus status{op, onnx_version};
-  if (const OpSchema* ours = op_registry().find(op)) {
+  if (op == "Constant") {  // every opset's form becomes a constant value on import
+    status.support = OpSupport::imported;
+    status.min_opset = 1;
+    status.max_opset = kMaxOpset;
+  } else if (const OpSchema* ours = op_registry().find(op)) {
     status.support = ours->compute ? OpSupport::compiled : OpSupport::reference_only;
     status.min_opset = ours->min_opset;
     status.max_opset = ours->max_opset;
@@ -52,6 +56,8 @@ const char* support_name(OpSupport support) {
       return "compiled";
     case OpSupport::reference_only:
       return "reference only";
+    case OpSupport::imported:
+      return "imported";
     case OpSupport::missing:
       return "missing";
   }

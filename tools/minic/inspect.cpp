@@ -209,8 +209,9 @@ void print_op_statuses(bool json) {
     fmt::print("{:<28} {:<15} {:>5}  {}\n", status.op, support_name(status.support), version,
                opsets);
   }
-  fmt::print("\n{} ops: {} compiled, {} reference only, {} missing\n", statuses.size(),
-             counts["compiled"], counts["reference only"], counts["missing"]);
+  fmt::print("\n{} ops: {} compiled, {} reference only, {} imported, {} missing\n",
+             statuses.size(), counts["compiled"], counts["reference only"], counts["imported"],
+             counts["missing"]);
 }
 
 }  // namespace

@@ -17,7 +17,8 @@
 
 namespace minic {
 
-enum class OpSupport { compiled, reference_only, missing };
+// imported: the importer turns the op into something else (Constant becomes a value).
+enum class OpSupport { compiled, reference_only, imported, missing };
 
 struct OnnxOpStatus {
   std::string op;
