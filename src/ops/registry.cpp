@@ -33,6 +33,9 @@ void register_matmul_ops(OpRegistry& registry);       // matmul.cpp: MatMul, Gem
 void register_einsum_ops(OpRegistry& registry);       // einsum.cpp: Einsum
 void register_reduce_ops(OpRegistry& registry);       // reduce.cpp: ReduceSum, ReduceMean, ...
 void register_softmax_ops(OpRegistry& registry);      // softmax.cpp: Softmax, LogSoftmax
+void register_dft_ops(OpRegistry& registry);          // dft.cpp: DFT, STFT
+void register_signal_window_ops(OpRegistry& registry);// signal_windows.cpp: Hann-, Hamming-, BlackmanWindow, MelWeightMatrix
+void register_bitcast_ops(OpRegistry& registry);      // bitcast.cpp: BitCast
 
 namespace {
 
@@ -63,6 +66,9 @@ OpRegistry build_registry() {
   register_einsum_ops(registry);
   register_reduce_ops(registry);
   register_softmax_ops(registry);
+  register_dft_ops(registry);
+  register_signal_window_ops(registry);
+  register_bitcast_ops(registry);
   return registry;
 }
 
