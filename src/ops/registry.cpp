@@ -58,6 +58,9 @@ void register_reverse_sequence_ops(OpRegistry& registry); // reverse_sequence.cp
 void register_rnn_ops(OpRegistry& registry);          // rnn.cpp, rnn_cells.cpp: LSTM, GRU, RNN
 void register_attention_ops(OpRegistry& registry);    // attention.cpp: Attention
 void register_rotary_embedding_ops(OpRegistry& registry);  // rotary_embedding.cpp: RotaryEmbedding
+void register_dft_ops(OpRegistry& registry);          // dft.cpp: DFT, STFT
+void register_signal_window_ops(OpRegistry& registry);// signal_windows.cpp: Hann-, Hamming-, BlackmanWindow, MelWeightMatrix
+void register_bitcast_ops(OpRegistry& registry);      // bitcast.cpp: BitCast
 
 namespace {
 
@@ -113,6 +116,9 @@ OpRegistry build_registry() {
   register_rnn_ops(registry);
   register_attention_ops(registry);
   register_rotary_embedding_ops(registry);
+  register_dft_ops(registry);
+  register_signal_window_ops(registry);
+  register_bitcast_ops(registry);
   return registry;
 }
 
