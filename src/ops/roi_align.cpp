@@ -124,6 +124,56 @@ Sample bilinear_sample(double y, double x, int64_t height, int64_t width) {
   return s;
 }
 
+// The sampling points of roi `r` (its `box`), bin by bin, shared by all channels.
+struct RoiSamples {
+  std::vector<Sample> samples;
+  int64_t per_bin = 0;  // samples in each bin
+  double count = 1;     // what the average divides by
+};
+
+RoiSamples roi_samples(const NodeContext& ctx, const RoiAlignAttributes& a, const double* box,
+                       size_t r, int64_t height, int64_t width) {
+  const double shift = a.half_pixel ? 0.5 : 0.0;
+  const double start_x = box[0] * a.spatial_scale - shift;
+  const double start_y = box[1] * a.spatial_scale - shift;
+  double size_x = box[2] * a.spatial_scale - shift - start_x;
+  double size_y = box[3] * a.spatial_scale - shift - start_y;
+  if (!a.half_pixel) {
+    size_x = std::max(size_x, 1.0);
+    size_y = std::max(size_y, 1.0);
+  }
+  const double bin_h = size_y / static_cast<double>(a.height);
+  const double bin_w = size_x / static_cast<double>(a.width);
+  // A box given backwards (x2 < x1) has a negative size and, adaptively, no samples.
+  const double adaptive_h = std::clamp(std::ceil(bin_h), 0.0, kMaxSamplesPerRoi);
+  const double adaptive_w = std::clamp(std::ceil(bin_w), 0.0, kMaxSamplesPerRoi);
+  const int64_t grid_h = a.sampling_ratio > 0 ? a.sampling_ratio
+                                              : static_cast<int64_t>(adaptive_h);
+  const int64_t grid_w = a.sampling_ratio > 0 ? a.sampling_ratio
+                                              : static_cast<int64_t>(adaptive_w);
+  // (An adaptive grid of a huge box would take forever and all memory; refuse it.)
+  if (static_cast<double>(grid_h) * static_cast<double>(grid_w) * a.height * a.width >
+      kMaxSamplesPerRoi) {
+    ctx.fail("roi {} needs {} x {} samples in each of {} x {} bins, more than the {} the "
+             "reference kernel takes; set sampling_ratio", r, grid_h, grid_w, a.height,
+             a.width, kMaxSamplesPerRoi);
+  }
+  const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
+  std::vector<Sample> samples;
+  for (int64_t i = 0; i < a.height; ++i) {
+    for (int64_t j = 0; j < a.width; ++j) {
+      for (int64_t iy = 0; iy < grid_h; ++iy) {
+        const double y = start_y + i * bin_h + (iy + 0.5) * bin_h / grid_h;
+        for (int64_t ix = 0; ix < grid_w; ++ix) {
+          const double x = start_x + j * bin_w + (ix + 0.5) * bin_w / grid_w;
+          samples.push_back(bilinear_sample(y, x, height, width));
+        }
+      }
+    }
+  }
+  return {std::move(samples), grid_h * grid_w, count};
+}
+
 std::vector<Tensor> roi_align_kernel(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const RoiAlignAttributes a = RoiAlignAttributes::read(ctx);
@@ -137,7 +187,6 @@ std::vector<Tensor> roi_align_kernel(const KernelContext& ctx) {
   std::vector<double> out;
   out.reserve(static_cast<size_t>(out_type.num_elements()));
 
-  const double shift = a.half_pixel ? 0.5 : 0.0;
   for (size_t r = 0; r < batch.size(); ++r) {
     if (batch[r] < 0 || batch[r] >= x.shape()[0]) {
       ctx.fail("batch_indices[{}] = {} is not an image of X (N = {})", r, batch[r], x.shape()[0]);
@@ -146,45 +195,10 @@ std::vector<Tensor> roi_align_kernel(const KernelContext& ctx) {
     if (!std::all_of(box, box + 4, [](double v) { return std::isfinite(v); })) {
       ctx.fail("rois[{}] = ({}) is not four finite numbers", r, fmt::join(box, box + 4, ", "));
     }
-    const double start_x = box[0] * a.spatial_scale - shift;
-    const double start_y = box[1] * a.spatial_scale - shift;
-    double size_x = box[2] * a.spatial_scale - shift - start_x;
-    double size_y = box[3] * a.spatial_scale - shift - start_y;
-    if (!a.half_pixel) {
-      size_x = std::max(size_x, 1.0);
-      size_y = std::max(size_y, 1.0);
-    }
-    const double bin_h = size_y / static_cast<double>(a.height);
-    const double bin_w = size_x / static_cast<double>(a.width);
-    // A box given backwards (x2 < x1) has a negative size and, adaptively, no samples.
-    const double adaptive_h = std::clamp(std::ceil(bin_h), 0.0, kMaxSamplesPerRoi);
-    const double adaptive_w = std::clamp(std::ceil(bin_w), 0.0, kMaxSamplesPerRoi);
-    const int64_t grid_h = a.sampling_ratio > 0 ? a.sampling_ratio
-                                                : static_cast<int64_t>(adaptive_h);
-    const int64_t grid_w = a.sampling_ratio > 0 ? a.sampling_ratio
-                                                : static_cast<int64_t>(adaptive_w);
-    // (An adaptive grid of a huge box would take forever and all memory; refuse it.)
-    if (static_cast<double>(grid_h) * static_cast<double>(grid_w) * a.height * a.width >
-        kMaxSamplesPerRoi) {
-      ctx.fail("roi {} needs {} x {} samples in each of {} x {} bins, more than the {} the "
-               "reference kernel takes; set sampling_ratio", r, grid_h, grid_w, a.height,
-               a.width, kMaxSamplesPerRoi);
-    }
-    const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
-    // The samples of every bin, bin by bin, shared by all channels.
-    std::vector<Sample> samples;
-    for (int64_t i = 0; i < a.height; ++i) {
-      for (int64_t j = 0; j < a.width; ++j) {
-        for (int64_t iy = 0; iy < grid_h; ++iy) {
-          const double y = start_y + i * bin_h + (iy + 0.5) * bin_h / grid_h;
-          for (int64_t ix = 0; ix < grid_w; ++ix) {
-            const double x = start_x + j * bin_w + (ix + 0.5) * bin_w / grid_w;
-            samples.push_back(bilinear_sample(y, x, height, width));
-          }
-        }
-      }
-    }
-    const int64_t per_bin = grid_h * grid_w;
+    const RoiSamples grid = roi_samples(ctx, a, box, r, height, width);
+    const std::vector<Sample>& samples = grid.samples;
+    const int64_t per_bin = grid.per_bin;
+    const double count = grid.count;
     for (int64_t c = 0; c < channels; ++c) {
       const double* plane = image.data() + (batch[r] * channels + c) * height * width;
       for (int64_t bin = 0; bin < a.height * a.width; ++bin) {

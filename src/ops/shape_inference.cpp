@@ -112,44 +112,117 @@ std::vector<Tensor> evaluate_node(const Node& node, int opset,
   return outputs;
 }
 
-void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
-  std::unordered_map<const Value*, Tensor> known;
-  // Values computed from graph inputs whose values the caller could give (input_value)
-  // but that are not frozen yet: with the inputs each depends on. A shape rule that reads
-  // one freezes those inputs first, so that the graph is specialised to the values its
-  // shapes came from; values no rule reads leave their inputs free.
+namespace {
+
+// The values known before running, for the shape rules (step 2) and the propagation
+// (step 4). Besides the known ones it keeps tentative values: computed from graph inputs
+// whose values the caller could give (input_value) but that are not frozen yet, each with
+// the inputs it depends on. A shape rule that reads one freezes those inputs first, so that
+// the graph is specialised to the values its shapes came from; values no rule reads leave
+// their inputs free.
+class KnownValues {
+ public:
+  KnownValues(Graph& graph, const ShapeInferenceOptions& options)
+      : graph_(graph), options_(options) {}
+
+  // The value of `value` for a shape rule, or null: freezes what it depends on.
+  const Tensor* lookup(const Value* value) {
+    if (value->constant) return value->constant.get();
+    if (auto it = known_.find(value); it != known_.end()) return &it->second;
+    if (options_.known_input_value && graph_.is_graph_input(value)) {
+      if (const Tensor* data = options_.known_input_value(*value)) return data;
+    }
+    if (options_.input_value && graph_.is_graph_input(value)) {
+      freeze(value);
+      if (value->constant) return value->constant.get();
+    }
+    if (auto t = tentative_.find(value); t != tentative_.end()) {
+      for (const Value* input : t->second.inputs) freeze(input);
+      auto [at, inserted] = known_.insert_or_assign(value, std::move(t->second.value));
+      tentative_.erase(t);
+      return &at->second;
+    }
+    return nullptr;
+  }
+
+  void set_known(const Value* value, Tensor data) {
+    known_.insert_or_assign(value, std::move(data));
+  }
+
+  // Runs `node`'s kernel when all its inputs are known or tentative: its outputs become
+  // known, or tentative when some input is a graph input's given value or tentative.
+  void propagate(const Node& node) {
+    std::vector<const Tensor*> inputs;
+    std::vector<const Value*> depends_on;
+    std::vector<Tensor> given;  // graph inputs' values, kept alive for the kernel
+    given.reserve(node.inputs().size());
+    for (const Value* input : node.inputs()) {
+      const Tensor* value = nullptr;
+      if (!input) {
+        // an omitted optional input
+      } else if (input->constant) {
+        value = input->constant.get();
+      } else if (auto it = known_.find(input); it != known_.end()) {
+        value = &it->second;
+      } else if (auto t = tentative_.find(input); t != tentative_.end()) {
+        value = &t->second.value;
+        depends_on.insert(depends_on.end(), t->second.inputs.begin(), t->second.inputs.end());
+      } else if (options_.input_value && graph_.is_graph_input(input) &&
+                 input->type.num_elements() <= options_.max_known_elements) {
+        if (std::optional<Tensor> data = options_.input_value(*input)) {
+          given.push_back(std::move(*data));
+          value = &given.back();
+          depends_on.push_back(input);
+        }
+      }
+      if (input && !value) return;
+      inputs.push_back(value);
+    }
+    std::vector<Tensor> outputs;
+    if (depends_on.empty()) {
+      outputs = evaluate_node(node, graph_.opset, inputs);
+    } else {
+      // A kernel that refuses the given values (an index out of range, say) reports that
+      // when the graph runs; here its outputs just stay unknown.
+      try {
+        outputs = evaluate_node(node, graph_.opset, inputs);
+      } catch (const Error&) {
+        return;
+      }
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (depends_on.empty()) {
+        known_.insert_or_assign(node.output(i), std::move(outputs[i]));
+      } else {
+        tentative_.insert_or_assign(node.output(i), Tentative{std::move(outputs[i]), depends_on});
+      }
+    }
+  }
+
+ private:
   struct Tentative {
     Tensor value;
     std::vector<const Value*> inputs;
   };
-  std::unordered_map<const Value*, Tentative> tentative;
 
-  auto freeze = [&](const Value* input) {
+  void freeze(const Value* input) {
     if (input->constant) return;
-    if (std::optional<Tensor> data = options.input_value(*input)) {
-      graph.freeze_input(graph.find_value(input->name()), std::move(*data));
+    if (std::optional<Tensor> data = options_.input_value(*input)) {
+      graph_.freeze_input(graph_.find_value(input->name()), std::move(*data));
     }
-  };
+  }
 
-  auto lookup = [&](const Value* value) -> const Tensor* {
-    if (value->constant) return value->constant.get();
-    auto it = known.find(value);
-    if (it != known.end()) return &it->second;
-    if (options.known_input_value && graph.is_graph_input(value)) {
-      if (const Tensor* data = options.known_input_value(*value)) return data;
-    }
-    if (options.input_value && graph.is_graph_input(value)) {
-      freeze(value);
-      if (value->constant) return value->constant.get();
-    }
-    if (auto t = tentative.find(value); t != tentative.end()) {
-      for (const Value* input : t->second.inputs) freeze(input);
-      auto [at, inserted] = known.insert_or_assign(value, std::move(t->second.value));
-      tentative.erase(t);
-      return &at->second;
-    }
-    return nullptr;
-  };
+  Graph& graph_;
+  const ShapeInferenceOptions& options_;
+  std::unordered_map<const Value*, Tensor> known_;
+  std::unordered_map<const Value*, Tentative> tentative_;
+};
+
+}  // namespace
+
+void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
+  KnownValues values(graph, options);
+  auto lookup = [&values](const Value* value) { return values.lookup(value); };
 
   for (Node* node : graph.nodes()) {
     if (node->is_fused()) {
@@ -173,61 +246,11 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
     // Values the rule set itself (Shape, Size) are known whatever the inputs.
     auto& rule_values = ctx.output_values();
     for (size_t i = 0; i < rule_values.size(); ++i) {
-      if (rule_values[i]) known.insert_or_assign(node->output(i), std::move(*rule_values[i]));
+      if (rule_values[i]) values.set_known(node->output(i), std::move(*rule_values[i]));
     }
     int64_t elements = 0;
     for (const TensorType& type : types) elements += type.num_elements();
-    if (elements > options.max_known_elements || !rule_values.empty()) continue;
-
-    // Propagate small known values through the reference kernel: known when every input
-    // is, tentative when some input is a graph input's given value or tentative itself.
-    std::vector<const Tensor*> inputs;
-    std::vector<const Value*> depends_on;
-    std::vector<Tensor> given;  // graph inputs' values, kept alive for the kernel
-    given.reserve(node->inputs().size());
-    bool computable = true;
-    for (const Value* input : node->inputs()) {
-      const Tensor* value = nullptr;
-      if (!input) {
-        // an omitted optional input
-      } else if (input->constant) {
-        value = input->constant.get();
-      } else if (auto it = known.find(input); it != known.end()) {
-        value = &it->second;
-      } else if (auto t = tentative.find(input); t != tentative.end()) {
-        value = &t->second.value;
-        depends_on.insert(depends_on.end(), t->second.inputs.begin(), t->second.inputs.end());
-      } else if (options.input_value && graph.is_graph_input(input) &&
-                 input->type.num_elements() <= options.max_known_elements) {
-        if (std::optional<Tensor> data = options.input_value(*input)) {
-          given.push_back(std::move(*data));
-          value = &given.back();
-          depends_on.push_back(input);
-        }
-      }
-      if (input && !value) computable = false;
-      inputs.push_back(value);
-    }
-    if (!computable) continue;
-    std::vector<Tensor> outputs;
-    if (depends_on.empty()) {
-      outputs = evaluate_node(*node, graph.opset, inputs);
-    } else {
-      // A kernel that refuses the given values (an index out of range, say) reports that
-      // when the graph runs; here its outputs just stay unknown.
-      try {
-        outputs = evaluate_node(*node, graph.opset, inputs);
-      } catch (const Error&) {
-        continue;
-      }
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if (depends_on.empty()) {
-        known.insert_or_assign(node->output(i), std::move(outputs[i]));
-      } else {
-        tentative.insert_or_assign(node->output(i), Tentative{std::move(outputs[i]), depends_on});
-      }
-    }
+    if (elements <= options.max_known_elements && rule_values.empty()) values.propagate(*node);
   }
 }
 
