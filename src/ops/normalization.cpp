@@ -1,11 +1,14 @@
-// Per-channel normalisations: BatchNormalization (inference), InstanceNormalization, LRN.
+// Per-channel normalisations: BatchNormalization, InstanceNormalization, LRN.
 //
 // Course module 2. All three read X as [N, C, D1..Dk] and treat channel c of sample n as
 // one "plane" of S = D1*..*Dk contiguous elements:
 //
 //   BatchNormalization     y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + B[c]
-//                          with mean and var the running statistics given as inputs
-//                          (inference: minic does not compute training statistics)
+//                          with mean and var the running statistics given as inputs;
+//                          in training mode (opset 14's training_mode = 1) the batch's
+//                          own mean and variance over N and the plane instead, and the
+//                          outputs running_mean = mean * momentum + batch_mean * (1 -
+//                          momentum), running_var likewise
 //   InstanceNormalization  the same with mean and var computed over each plane
 //   LRN                    y = x / (bias + alpha/size * sum of x^2 over nearby channels)^beta
 //                          where channel c's neighbours are [c - floor((size-1)/2),
@@ -15,7 +18,8 @@
 // LayerNormalization, which normalises over trailing axes instead, is in layer_norm.cpp.
 //
 // Compute rules (course module 3), in f32 (f64 for f64 inputs): BatchNormalization is
-// one elementwise stage reading the per-channel inputs; InstanceNormalization two
+// one elementwise stage reading the per-channel inputs (in inference mode; training mode
+// runs its reference kernel); InstanceNormalization two
 // reductions over each plane (sum, then squared deviations) and an elementwise stage;
 // LRN one reduction over the `size` neighbouring channels (those outside [0, C) skipped
 // by a select) and an elementwise stage.
@@ -71,18 +75,26 @@ void scale_and_shift(const Tensor& x, const std::vector<double>& multiplier,
 
 struct BatchNormAttributes {
   double epsilon = 1e-5;
+  bool training = false;  // statistics from the batch (opset 14's training_mode)
+  double momentum = 0.9;
 
   static BatchNormAttributes read(const NodeContext& ctx) {
-    // Training computes the batch statistics and updates the running ones; minic
-    // compiles models for inference only.
-    const char* inference_only = "; minic supports BatchNormalization for inference only";
+    // Training mode before opset 14 (is_test = 0, or the five outputs of opsets 7-13) has
+    // saved statistics whose definitions changed from version to version: minic takes
+    // training mode in its opset 14 form only.
+    const char* inference_only = "; minic supports training mode from opset 14 only";
     if (ctx.opset() < 7 && ctx.get_int("is_test", 0) == 0) {
       ctx.fail("is_test = 0 asks for training mode{} (set is_test = 1)", inference_only);
     }
-    if (ctx.opset() >= 14 && ctx.get_int("training_mode", 0) != 0) {
-      ctx.fail("training_mode = 1 asks for training mode{}", inference_only);
+    BatchNormAttributes a;
+    a.epsilon = ctx.get_float("epsilon", 1e-5f);
+    a.momentum = ctx.get_float("momentum", 0.9f);
+    a.training = ctx.opset() >= 14 && ctx.get_int("training_mode", 0) != 0;
+    if (a.training && ctx.num_outputs() > 3) {
+      ctx.fail("it has {} outputs; training mode gives Y, running_mean and running_var",
+               ctx.num_outputs());
     }
-    if (ctx.num_outputs() > 1) {
+    if (!a.training && ctx.num_outputs() > 1) {
       ctx.fail("it has {} outputs; the running mean and variance outputs exist only in "
                "training mode{}",
                ctx.num_outputs(), inference_only);
@@ -91,8 +103,6 @@ struct BatchNormAttributes {
       ctx.fail("spatial = 0 (statistics per channel and position) is not supported; minic "
                "supports spatial = 1");
     }
-    BatchNormAttributes a;
-    a.epsilon = ctx.get_float("epsilon", 1e-5f);
     return a;
   }
 };
@@ -103,7 +113,26 @@ std::vector<TensorType> batch_norm_shape(const ShapeContext& ctx) {
   int64_t channels = check_channel_input(ctx, x);
   const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
   for (size_t i = 1; i < 5; ++i) check_per_channel(ctx, ctx.input_type(i), names[i], channels);
-  return {x};
+  std::vector<TensorType> types = {x, ctx.input_type(3), ctx.input_type(4)};
+  types.resize(ctx.num_outputs());
+  return types;
+}
+
+// The batch's mean and (biased) variance of each channel, over N and the plane.
+void batch_statistics(const Tensor& x, std::vector<double>& mean, std::vector<double>& var) {
+  const int64_t channels = x.shape()[1];
+  const int64_t plane = x.num_elements() / std::max<int64_t>(1, x.shape()[0] * channels);
+  const double count = static_cast<double>(x.shape()[0] * plane);
+  const std::vector<double> values = x.to_double_vector();
+  mean.assign(channels, 0.0);
+  var.assign(channels, 0.0);
+  for (size_t i = 0; i < values.size(); ++i) mean[(i / plane) % channels] += values[i];
+  for (double& m : mean) m /= count;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double d = values[i] - mean[(i / plane) % channels];
+    var[(i / plane) % channels] += d * d;
+  }
+  for (double& v : var) v /= count;
 }
 
 std::vector<Tensor> batch_norm_kernel(const KernelContext& ctx) {
@@ -113,6 +142,16 @@ std::vector<Tensor> batch_norm_kernel(const KernelContext& ctx) {
   std::vector<double> bias = ctx.input(2).to_double_vector();
   std::vector<double> mean = ctx.input(3).to_double_vector();
   std::vector<double> var = ctx.input(4).to_double_vector();
+  std::vector<double> running_mean, running_var;
+  if (a.training) {
+    batch_statistics(x, mean, var);
+    const std::vector<double> old_mean = ctx.input(3).to_double_vector();
+    const std::vector<double> old_var = ctx.input(4).to_double_vector();
+    for (size_t c = 0; c < mean.size(); ++c) {
+      running_mean.push_back(old_mean[c] * a.momentum + mean[c] * (1 - a.momentum));
+      running_var.push_back(old_var[c] * a.momentum + var[c] * (1 - a.momentum));
+    }
+  }
   // y = x * multiplier + shift with multiplier = scale / sqrt(var + eps).
   std::vector<double> multiplier(scale.size());
   std::vector<double> shift(scale.size());
@@ -123,7 +162,14 @@ std::vector<Tensor> batch_norm_kernel(const KernelContext& ctx) {
   Tensor y = ctx.make_output(0);
   visit_float_dtype(ctx, x.dtype(), "input X",
                     [&]<typename T>() { scale_and_shift<T>(x, multiplier, shift, y); });
-  return {std::move(y)};
+  std::vector<Tensor> outputs;
+  outputs.push_back(std::move(y));
+  const std::vector<double>* running[] = {&running_mean, &running_var};
+  for (size_t i = 1; i < ctx.num_outputs(); ++i) {
+    const TensorType& type = ctx.output_type(i);
+    outputs.push_back(Tensor::from_vector<double>(type.shape, *running[i - 1]).cast(type.dtype));
+  }
+  return outputs;
 }
 
 // --- InstanceNormalization ---------------------------------------------------------------------
@@ -247,6 +293,7 @@ loop::Expr channel_value(const ComputeContext& ctx, size_t k, const Indices& i, 
 
 std::vector<ComputeTensor> batch_norm_compute(const ComputeContext& ctx) {
   BatchNormAttributes a = BatchNormAttributes::read(ctx);
+  if (a.training) ctx.no_rule("training mode reduces over the batch; its reference kernel runs");
   const ComputeTensor& x = ctx.input(0);
   const TensorType& type = ctx.output_type(0);
   const DType acc = accumulation_dtype(type.dtype);
@@ -319,7 +366,8 @@ std::vector<ComputeTensor> lrn_compute(const ComputeContext& ctx) {
 }  // namespace
 
 void register_normalization_ops(OpRegistry& registry) {
-  // Inference BatchNormalization is an affine map per channel: a broadcast op.
+  // Inference BatchNormalization is an affine map per channel: a broadcast op. (Training
+  // mode has no compute rule, so its fusion group runs on reference kernels.)
   registry.add({.name = "BatchNormalization",
                 .min_opset = 1,
                 .min_inputs = 5,

@@ -177,12 +177,31 @@ TEST_CASE("BatchNormalization applies the running statistics per channel", "[ops
   require_values(g.run({floats({1, 2, 1, 2}, {1, 2, 3, 4})}), {1, 2, 1, 2}, {0, 0.5, 1, 5});
 }
 
-TEST_CASE("BatchNormalization in training mode is an error", "[ops][norm][errors]") {
+TEST_CASE("BatchNormalization in training mode uses the batch's statistics", "[ops][norm]") {
+  // Channel 0 holds 1, 2 (mean 1.5, variance 0.25), channel 1 holds 3, 4 (mean 3.5, 0.25):
+  // y = (x - mean) / 0.5. With momentum 0.5 the running mean is 0.5 * 0 + 0.5 * batch mean
+  // and the running variance 0.5 * 1 + 0.5 * 0.25.
   Tensor ones = floats({2}, {1, 1});
+  Tensor zeros = floats({2}, {0, 0});
   OneNode g(15, "BatchNormalization", {{DType::f32, {1, 2, 1, 2}}},
-            {{"training_mode", int64_t{1}}}, {ones, ones, ones, ones});
-  REQUIRE_THROWS_WITH(g.infer(), Catch::Contains("BatchNormalization node 'n'") &&
-                                     Catch::Contains("inference only"));
+            {{"training_mode", int64_t{1}}, {"epsilon", 0.0f}, {"momentum", 0.5f}},
+            {ones, zeros, zeros, ones}, 3);
+  auto outputs = g.run_all({floats({1, 2, 1, 2}, {1, 2, 3, 4})});
+  require_values(outputs[0], {1, 2, 1, 2}, {-1, 1, -1, 1});
+  require_values(outputs[1], {2}, {0.75, 1.75});
+  require_values(outputs[2], {2}, {0.625, 0.625});
+}
+
+TEST_CASE("BatchNormalization's training outputs outside opset 14's form are errors",
+          "[ops][norm][errors]") {
+  Tensor ones = floats({2}, {1, 1});
+  OneNode five(15, "BatchNormalization", {{DType::f32, {1, 2, 1, 2}}},
+               {{"training_mode", int64_t{1}}}, {ones, ones, ones, ones}, 5);
+  REQUIRE_THROWS_WITH(five.infer(), Catch::Contains("BatchNormalization node 'n'") &&
+                                        Catch::Contains("training mode gives Y, running_mean"));
+  OneNode old(9, "BatchNormalization", {{DType::f32, {1, 2, 1, 2}}}, {},
+              {ones, ones, ones, ones}, 5);
+  REQUIRE_THROWS_WITH(old.infer(), Catch::Contains("training mode from opset 14 only"));
 }
 
 TEST_CASE("InstanceNormalization standardises each channel of each sample", "[ops][norm]") {
