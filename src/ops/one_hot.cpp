@@ -23,6 +23,7 @@
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/op.h"
 #include "movement.h"
+#include "onnx_data_type.h"
 
 #include <optional>
 
@@ -88,24 +89,11 @@ std::vector<Tensor> one_hot_kernel(const KernelContext& ctx) {
 // --- EyeLike ----------------------------------------------------------------------------------
 
 // The element type EyeLike's `dtype` attribute names: an ONNX TensorProto.DataType number of
-// one of the types the op allows (the numbers and bool).
+// one of the types the op allows (the numbers and bool, not the storage-only types).
 std::optional<DType> eye_like_dtype(int64_t onnx_type) {
-  switch (onnx_type) {
-    case 1: return DType::f32;       // FLOAT
-    case 2: return DType::u8;        // UINT8
-    case 3: return DType::i8;        // INT8
-    case 4: return DType::u16;       // UINT16
-    case 5: return DType::i16;       // INT16
-    case 6: return DType::i32;       // INT32
-    case 7: return DType::i64;       // INT64
-    case 9: return DType::boolean;   // BOOL
-    case 10: return DType::f16;      // FLOAT16
-    case 11: return DType::f64;      // DOUBLE
-    case 12: return DType::u32;      // UINT32
-    case 13: return DType::u64;      // UINT64
-    case 16: return DType::bf16;     // BFLOAT16
-    default: return std::nullopt;
-  }
+  std::optional<DType> dtype = dtype_of_onnx_code(onnx_type);
+  if (dtype && is_storage_only(*dtype)) return std::nullopt;
+  return dtype;
 }
 
 DType eye_like_output_dtype(const NodeContext& ctx, DType input) {
