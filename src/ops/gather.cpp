@@ -29,22 +29,6 @@ namespace minic {
 
 namespace {
 
-void check_indices_type(const ShapeContext& ctx, const TensorType& indices) {
-  if (indices.dtype != DType::i32 && indices.dtype != DType::i64) {
-    ctx.fail("indices must be i32 or i64, not {}", type_string(indices));
-  }
-}
-
-// Index `position` of `indices`, made non-negative and checked against a dimension `n`.
-int64_t checked_index(const KernelContext& ctx, const Tensor& indices, int64_t position,
-                      int64_t axis, int64_t n) {
-  const int64_t index = indices.as_int64(position);
-  if (index < -n || index >= n) {
-    ctx.fail("index {} is out of range for axis {} of size {}", index, axis, n);
-  }
-  return index < 0 ? index + n : index;
-}
-
 // --- Gather -----------------------------------------------------------------------------------
 
 std::vector<TensorType> gather_shape(const ShapeContext& ctx) {
@@ -90,14 +74,7 @@ std::vector<TensorType> gather_elements_shape(const ShapeContext& ctx) {
   check_indices_type(ctx, indices);
   if (data.rank() == 0) ctx.fail("cannot gather from a scalar");
   const int64_t axis = ctx.normalize_axis(ctx.get_int("axis", 0), data.rank());
-  bool fits = indices.rank() == data.rank();
-  for (int64_t d = 0; fits && d < data.rank(); ++d) {
-    fits = d == axis || indices.shape[d] <= data.shape[d];
-  }
-  if (!fits) {
-    ctx.fail("indices {} do not fit data {} along axes other than {}", type_string(indices),
-             type_string(data), axis);
-  }
+  check_indices_fit(ctx, data, indices, axis);
   return {{data.dtype, indices.shape}};
 }
 

@@ -47,19 +47,6 @@ namespace {
 enum class SampleMode { nearest, linear, cubic };
 enum class PaddingMode { zeros, border, reflection };
 
-template <typename Enum>
-Enum read_choice(const NodeContext& ctx, std::string_view name, std::string_view fallback,
-                 std::initializer_list<std::pair<std::string_view, Enum>> choices) {
-  std::string value = ctx.get_string(name, fallback);
-  std::vector<std::string_view> names;
-  for (const auto& [text, choice] : choices) {
-    if (text == value) return choice;
-    names.push_back(text);
-  }
-  ctx.fail("attribute {} is '{}'; at opset {} it must be one of {}", name, value, ctx.opset(),
-           fmt::join(names, ", "));
-}
-
 struct GridSampleAttributes {
   SampleMode mode = SampleMode::linear;
   PaddingMode padding = PaddingMode::zeros;

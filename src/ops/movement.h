@@ -62,4 +62,36 @@ inline std::vector<int64_t> normalize_axes(const NodeContext& ctx, std::vector<i
   return axes;
 }
 
+// Indices (Gather's, Scatter's) are i32 or i64; an error naming the node otherwise.
+inline void check_indices_type(const NodeContext& ctx, const TensorType& indices) {
+  if (indices.dtype != DType::i32 && indices.dtype != DType::i64) {
+    ctx.fail("indices must be i32 or i64, not {}", type_string(indices));
+  }
+}
+
+// GatherElements' and ScatterElements' indices: of data's rank, and no larger than data
+// along every axis but `axis`; an error naming the node otherwise.
+inline void check_indices_fit(const NodeContext& ctx, const TensorType& data,
+                              const TensorType& indices, int64_t axis) {
+  bool fits = indices.rank() == data.rank();
+  for (int64_t d = 0; fits && d < data.rank(); ++d) {
+    fits = d == axis || indices.shape[d] <= data.shape[d];
+  }
+  if (!fits) {
+    ctx.fail("indices {} do not fit data {} along axes other than {}", type_string(indices),
+             type_string(data), axis);
+  }
+}
+
+// Index `position` of `indices`, made non-negative and checked against a dimension `n`
+// (of axis `axis`, for the message).
+inline int64_t checked_index(const NodeContext& ctx, const Tensor& indices, int64_t position,
+                             int64_t axis, int64_t n) {
+  const int64_t index = indices.as_int64(position);
+  if (index < -n || index >= n) {
+    ctx.fail("index {} is out of range for axis {} of size {}", index, axis, n);
+  }
+  return index < 0 ? index + n : index;
+}
+
 }  // namespace minic

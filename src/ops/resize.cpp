@@ -29,18 +29,6 @@ namespace minic {
 
 namespace {
 
-template <typename Enum>
-Enum read_choice(const NodeContext& ctx, std::string_view name, std::string_view fallback,
-                 std::initializer_list<std::pair<std::string_view, Enum>> choices) {
-  std::string value = ctx.get_string(name, fallback);
-  std::vector<std::string_view> names;
-  for (const auto& [text, choice] : choices) {
-    if (text == value) return choice;
-    names.push_back(text);
-  }
-  ctx.fail("attribute {} is '{}'; it must be one of {}", name, value, fmt::join(names, ", "));
-}
-
 }  // namespace
 
 ResizeAttributes ResizeAttributes::read(const NodeContext& ctx, int64_t rank) {

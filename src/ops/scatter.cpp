@@ -114,27 +114,11 @@ Tensor apply_writes(const KernelContext& ctx, const Tensor& data, const Tensor& 
   return output;
 }
 
-void check_indices_type(const ShapeContext& ctx, const TensorType& indices) {
-  if (indices.dtype != DType::i32 && indices.dtype != DType::i64) {
-    ctx.fail("indices must be i32 or i64, not {}", type_string(indices));
-  }
-}
-
 void check_same_dtype(const ShapeContext& ctx, const TensorType& data,
                       const TensorType& updates, const char* what) {
   if (updates.dtype != data.dtype) {
     ctx.fail("{} is {} but data is {}", what, type_string(updates), type_string(data));
   }
-}
-
-// Index `position` of `indices`, made non-negative and checked against a dimension `n`.
-int64_t checked_index(const KernelContext& ctx, const Tensor& indices, int64_t position,
-                      int64_t axis, int64_t n) {
-  const int64_t index = indices.as_int64(position);
-  if (index < -n || index >= n) {
-    ctx.fail("index {} is out of range for axis {} of size {}", index, axis, n);
-  }
-  return index < 0 ? index + n : index;
 }
 
 // --- ScatterElements and Scatter --------------------------------------------------------------
@@ -152,14 +136,7 @@ std::vector<TensorType> scatter_elements_shape(const ShapeContext& ctx) {
     ctx.fail("updates {} must have the shape of indices {}", type_string(updates),
              type_string(indices));
   }
-  bool fits = indices.rank() == data.rank();
-  for (int64_t d = 0; fits && d < data.rank(); ++d) {
-    fits = d == axis || indices.shape[d] <= data.shape[d];
-  }
-  if (!fits) {
-    ctx.fail("indices {} do not fit data {} along axes other than {}", type_string(indices),
-             type_string(data), axis);
-  }
+  check_indices_fit(ctx, data, indices, axis);
   return {data};
 }
 

@@ -12,12 +12,16 @@
 
 #include "minic/ir/graph/graph.h"
 
+#include <fmt/ranges.h>
+
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace minic {
@@ -78,6 +82,22 @@ class NodeContext {
   const Node& node_;
   int opset_;
 };
+
+// A string attribute that names one of a fixed set of choices, as its enum value:
+// `fallback` where the attribute is absent; any other string is an error listing the
+// choices (at the node's opset, since some ops renamed theirs).
+template <typename Enum>
+Enum read_choice(const NodeContext& ctx, std::string_view name, std::string_view fallback,
+                 std::initializer_list<std::pair<std::string_view, Enum>> choices) {
+  std::string value = ctx.get_string(name, fallback);
+  std::vector<std::string_view> names;
+  for (const auto& [text, choice] : choices) {
+    if (text == value) return choice;
+    names.push_back(text);
+  }
+  ctx.fail("attribute {} is '{}'; at opset {} it must be one of {}", name, value, ctx.opset(),
+           fmt::join(names, ", "));
+}
 
 // What a shape rule sees: the input types, and the values of inputs that are known
 // before running (constants, and small values computed from them).
