@@ -36,7 +36,10 @@ runtime::KernelCall reference_kernel_call(const Node& node, int opset) {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < num_inputs; ++i) {
       Tensor tensor(args[i]->type);
-      std::memcpy(tensor.bytes().data(), pointers[i], tensor.bytes().size());
+      // (An empty tensor may have a null buffer, which memcpy may not be given.)
+      if (!tensor.bytes().empty()) {
+        std::memcpy(tensor.bytes().data(), pointers[i], tensor.bytes().size());
+      }
       inputs.push_back(std::move(tensor));
     }
     std::vector<Tensor> results;
@@ -52,6 +55,7 @@ runtime::KernelCall reference_kernel_call(const Node& node, int opset) {
       results = evaluate_node(node, opset, node_inputs);
     }
     for (size_t k = 0; k < results.size(); ++k) {
+      if (results[k].bytes().empty()) continue;
       std::memcpy(pointers[num_inputs + k], results[k].bytes().data(), results[k].bytes().size());
     }
   };
