@@ -47,11 +47,7 @@ std::vector<loop::PrimFunc> lower_and_check(const std::string& text) {
   Graph graph = parse_graph(text);
   infer_shapes(graph);
   run_passes(graph, default_pipeline());
-  std::vector<std::string> problems;
-  ModelCounts counts = check_kernels(graph, graph.name, problems);
-  CAPTURE(problems);
-  REQUIRE(problems.empty());
-  REQUIRE(counts.compared == static_cast<int>(graph.num_nodes()));
+  require_kernels_agree(graph);
   std::vector<loop::PrimFunc> functions;
   for (const Node* node : graph.nodes()) {
     functions.push_back(lower_node(*node, graph.opset, testing::avx512()));

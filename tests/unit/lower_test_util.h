@@ -18,6 +18,8 @@
 #include "minic/runtime/compare.h"
 #include "minic/runtime/interpreter.h"
 
+#include <catch2/catch.hpp>
+
 #include <random>
 #include <set>
 #include <string>
@@ -199,6 +201,15 @@ inline ModelCounts check_kernels(const Graph& graph, const std::string& model,
     }
   }
   return counts;
+}
+
+// check_kernels on `graph` finds no problem, and compares every node with its reference.
+inline void require_kernels_agree(const Graph& graph) {
+  std::vector<std::string> problems;
+  ModelCounts counts = check_kernels(graph, graph.name, problems);
+  CAPTURE(problems);
+  REQUIRE(problems.empty());
+  REQUIRE(counts.compared == static_cast<int>(graph.num_nodes()));
 }
 
 }  // namespace minic::testing

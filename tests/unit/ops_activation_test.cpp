@@ -16,11 +16,7 @@ namespace {
 void require_rules_agree(const std::string& text) {
   Graph graph = parse_graph(text);
   infer_shapes(graph);
-  std::vector<std::string> problems;
-  testing::ModelCounts counts = testing::check_kernels(graph, graph.name, problems);
-  CAPTURE(problems);
-  REQUIRE(problems.empty());
-  REQUIRE(counts.compared == static_cast<int>(graph.num_nodes()));
+  testing::require_kernels_agree(graph);
 }
 
 }  // namespace

@@ -82,9 +82,5 @@ graph blocks(%x: f32[2,12,3,2], %h: f16[1,3,4,6]) -> (%d: f32[2,3,6,4], %c: f32[
 }
 )");
   infer_shapes(graph);
-  std::vector<std::string> problems;
-  testing::ModelCounts counts = testing::check_kernels(graph, graph.name, problems);
-  CAPTURE(problems);
-  REQUIRE(problems.empty());
-  REQUIRE(counts.compared == static_cast<int>(graph.num_nodes()));
+  testing::require_kernels_agree(graph);
 }
