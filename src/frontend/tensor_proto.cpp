@@ -17,6 +17,7 @@
 // Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #include "onnx_proto.h"
 
+#include "minic/ops/onnx_data_type.h"
 #include "minic/tensor/low_precision.h"
 
 #include <algorithm>
@@ -261,39 +262,12 @@ void fill_from_external(Tensor& tensor, const onnx::TensorProto& proto,
 
 }  // namespace
 
-
-std::optional<DType> dtype_from_onnx(int32_t onnx_type) {
-  switch (onnx_type) {
-    case onnx::TensorProto::FLOAT: return DType::f32;
-    case onnx::TensorProto::UINT8: return DType::u8;
-    case onnx::TensorProto::INT8: return DType::i8;
-    case onnx::TensorProto::UINT16: return DType::u16;
-    case onnx::TensorProto::INT16: return DType::i16;
-    case onnx::TensorProto::INT32: return DType::i32;
-    case onnx::TensorProto::INT64: return DType::i64;
-    case onnx::TensorProto::BOOL: return DType::boolean;
-    case onnx::TensorProto::FLOAT16: return DType::f16;
-    case onnx::TensorProto::DOUBLE: return DType::f64;
-    case onnx::TensorProto::UINT32: return DType::u32;
-    case onnx::TensorProto::UINT64: return DType::u64;
-    case onnx::TensorProto::BFLOAT16: return DType::bf16;
-    case kFloat8E4M3FN: return DType::f8e4m3fn;
-    case kFloat8E4M3FNUZ: return DType::f8e4m3fnuz;
-    case kFloat8E5M2: return DType::f8e5m2;
-    case kFloat8E5M2FNUZ: return DType::f8e5m2fnuz;
-    case kFloat8E8M0: return DType::f8e8m0;
-    case kFloat4E2M1: return DType::f4e2m1;
-    case kInt4: return DType::i4;
-    case kUint4: return DType::u4;
-    case kInt2: return DType::i2;
-    case kUint2: return DType::u2;
-    default: return std::nullopt;  // STRING, COMPLEX64, COMPLEX128
-  }
-}
+std::optional<DType> dtype_from_onnx(int32_t onnx_type) { return dtype_of_onnx_code(onnx_type); }
 
 int32_t dtype_to_onnx(DType type) {
   switch (type) {
-    case DType::f32: return onnx::TensorProto::FLOAT;
+    case DType::f32:
+      return onnx::TensorProto::FLOAT;
     case DType::f64: return onnx::TensorProto::DOUBLE;
     case DType::f16: return onnx::TensorProto::FLOAT16;
     case DType::bf16: return onnx::TensorProto::BFLOAT16;

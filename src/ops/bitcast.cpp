@@ -13,7 +13,7 @@
 //
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/op.h"
-#include "onnx_data_type.h"
+#include "minic/ops/onnx_data_type.h"
 
 #include <algorithm>
 #include <cstring>

@@ -16,7 +16,7 @@
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
-#include "onnx_data_type.h"
+#include "minic/ops/onnx_data_type.h"
 
 #include <optional>
 

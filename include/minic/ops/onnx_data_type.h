@@ -1,8 +1,6 @@
-// ONNX TensorProto.DataType numbers, as attributes carry them (`to`, `output_datatype`),
-// for the op files of src/ops/. Course module 2.
-//
-// The frontend has its own table (src/frontend/onnx_proto.h), but that header brings in the
-// protobuf classes, which src/ops/ does not see.
+// ONNX TensorProto.DataType numbers, as attributes (`to`, `output_datatype`) and tensor
+// files carry them, as minic's element types. Course module 2. One table for the ops of
+// src/ops/ and for the frontend, which reads the numbers of TensorProto files through it.
 //
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
