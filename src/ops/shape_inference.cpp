@@ -154,8 +154,6 @@ class KnownValues {
   void propagate(const Node& node) {
     std::vector<const Tensor*> inputs;
     std::vector<const Value*> depends_on;
-    std::vector<Tensor> given;  // graph inputs' values, kept alive for the kernel
-    given.reserve(node.inputs().size());
     for (const Value* input : node.inputs()) {
       const Tensor* value = nullptr;
       if (!input) {
@@ -164,16 +162,9 @@ class KnownValues {
         value = input->constant.get();
       } else if (auto it = known_.find(input); it != known_.end()) {
         value = &it->second;
-      } else if (auto t = tentative_.find(input); t != tentative_.end()) {
-        value = &t->second.value;
-        depends_on.insert(depends_on.end(), t->second.inputs.begin(), t->second.inputs.end());
-      } else if (options_.input_value && graph_.is_graph_input(input) &&
-                 input->type.num_elements() <= options_.max_known_elements) {
-        if (std::optional<Tensor> data = options_.input_value(*input)) {
-          given.push_back(std::move(*data));
-          value = &given.back();
-          depends_on.push_back(input);
-        }
+      } else if (const Tentative* t = tentative(input)) {
+        value = &t->value;
+        depends_on.insert(depends_on.end(), t->inputs.begin(), t->inputs.end());
       }
       if (input && !value) return;
       inputs.push_back(value);
@@ -204,6 +195,20 @@ class KnownValues {
     Tensor value;
     std::vector<const Value*> inputs;
   };
+
+  // The tentative value of `value`, or null. A small graph input whose value the caller
+  // gives is tentative itself, depending on itself (its value is asked for once).
+  // (References into an unordered_map stay valid as it grows.)
+  const Tentative* tentative(const Value* value) {
+    if (auto t = tentative_.find(value); t != tentative_.end()) return &t->second;
+    if (!options_.input_value || !graph_.is_graph_input(value) ||
+        value->type.num_elements() > options_.max_known_elements) {
+      return nullptr;
+    }
+    std::optional<Tensor> data = options_.input_value(*value);
+    if (!data) return nullptr;
+    return &tentative_.emplace(value, Tentative{std::move(*data), {value}}).first->second;
+  }
 
   void freeze(const Value* input) {
     if (input->constant) return;
