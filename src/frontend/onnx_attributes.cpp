@@ -2,10 +2,10 @@
 // Course module 2.
 //
 // minic keeps the attribute kinds that parameterise tensor ops: int, float, string, their
-// lists, and tensors. Graph-valued attributes (the bodies of Loop, If, Scan), sparse
-// tensors and type protos are refused with the node's name; the ops that use them are
-// unsupported anyway. A Constant node becomes a constant Value, so the graph never holds a
-// Constant node.
+// lists, tensors, and graphs (the bodies of If, Loop and Scan, imported by the importer,
+// which knows the outer scope they read). Lists of graphs, sparse tensors and type protos
+// are refused with the node's name; no op minic has uses them. A Constant node becomes a
+// constant Value, so the graph never holds a Constant node.
 //
 // Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #include "onnx_proto.h"
@@ -33,7 +33,6 @@ AttributeProto::AttributeType attribute_type(const AttributeProto& attribute) {
 
 std::string_view unsupported_kind_name(AttributeProto::AttributeType type) {
   switch (type) {
-    case AttributeProto::GRAPH: return "a graph";
     case AttributeProto::GRAPHS: return "a list of graphs";
     case AttributeProto::SPARSE_TENSOR: return "a sparse tensor";
     case AttributeProto::SPARSE_TENSORS: return "a list of sparse tensors";
@@ -45,7 +44,8 @@ std::string_view unsupported_kind_name(AttributeProto::AttributeType type) {
 }
 
 AttributeValue convert_attribute(const onnx::NodeProto& node, const AttributeProto& attribute,
-                                 const ExternalDataPolicy& external) {
+                                 const ExternalDataPolicy& external,
+                                 const BodyImport& import_body) {
   if (!attribute.ref_attr_name().empty()) {
     fail("{}: attribute '{}' refers to a function attribute, which minic does not support",
          describe_node(node), attribute.name());
@@ -65,6 +65,7 @@ AttributeValue convert_attribute(const onnx::NodeProto& node, const AttributePro
       return tensor_from_proto(attribute.t(), external,
                                fmt::format("{}: attribute '{}'", describe_node(node),
                                            attribute.name()));
+    case AttributeProto::GRAPH: return import_body(attribute.g(), attribute.name());
     default:
       fail("{}: attribute '{}' is {}, which minic does not support", describe_node(node),
            attribute.name(), unsupported_kind_name(type));
@@ -73,11 +74,12 @@ AttributeValue convert_attribute(const onnx::NodeProto& node, const AttributePro
 
 }  // namespace
 
-Attributes convert_attributes(const onnx::NodeProto& node, const ExternalDataPolicy& external) {
+Attributes convert_attributes(const onnx::NodeProto& node, const ExternalDataPolicy& external,
+                              const BodyImport& import_body) {
   Attributes attributes;
   for (const AttributeProto& attribute : node.attribute()) {
     if (attribute.name().empty()) fail("{}: has an attribute without a name", describe_node(node));
-    AttributeValue value = convert_attribute(node, attribute, external);
+    AttributeValue value = convert_attribute(node, attribute, external, import_body);
     if (!attributes.emplace(attribute.name(), std::move(value)).second) {
       fail("{}: attribute '{}' is given twice", describe_node(node), attribute.name());
     }

@@ -10,7 +10,10 @@
 //      dimensions are fixed from OnnxImportOptions, or the import stops and says how;
 //   5. Constant nodes become constants; every other node becomes a Node, in file order,
 //      then inputs are linked by name (a file need not be in topological order) and the
-//      nodes sorted topologically;
+//      nodes sorted topologically. A graph attribute (the body of If, Loop, Scan) is
+//      imported the same way into a graph of its own, untyped: the outer values it reads
+//      become explicit inputs, its last ones, and the node passes them as its last inputs,
+//      counted by a `captures` attribute, so that every graph reads only its own values;
 //   6. shape inference gives every value its type (freezing inputs whose values decide
 //      shapes), the model's declared output types are checked against it, and the graph
 //      is verified.
@@ -86,14 +89,55 @@ std::string declared_type_string(const onnx::TypeProto::Tensor& type) {
   return element + dims_string(model_dims(type.shape()));
 }
 
+std::vector<std::string> node_outer_names(const onnx::NodeProto& node);
+
+// The names a graph reads from the scopes around it: used by its nodes (or by bodies
+// nested in them) or returned, but not defined by its inputs, initializers or nodes; in
+// order of first use.
+std::vector<std::string> outer_names(const onnx::GraphProto& graph) {
+  std::unordered_set<std::string> defined;
+  for (const onnx::ValueInfoProto& input : graph.input()) defined.insert(input.name());
+  for (const onnx::TensorProto& tensor : graph.initializer()) defined.insert(tensor.name());
+  for (const onnx::NodeProto& node : graph.node()) {
+    defined.insert(node.output().begin(), node.output().end());
+  }
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second) names.push_back(name);
+  };
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& input : node.input()) use(input);
+    for (const std::string& name : node_outer_names(node)) use(name);
+  }
+  for (const onnx::ValueInfoProto& output : graph.output()) use(output.name());
+  return names;
+}
+
+// The outer names the bodies of a node read, all its graph attributes together.
+std::vector<std::string> node_outer_names(const onnx::NodeProto& node) {
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (!attribute.has_g()) continue;
+    for (const std::string& name : outer_names(attribute.g())) {
+      if (seen.insert(name).second) names.push_back(name);
+    }
+  }
+  return names;
+}
+
 class Importer {
  public:
   Importer(const std::string& path, const onnx::ModelProto& model,
            const OnnxImportOptions& options)
-      : model_(model),
-        graph_proto_(model.graph()),
-        options_(options),
-        external_{std::filesystem::path(path).parent_path()} {}
+      : Importer(model, model.graph(), options,
+                 ExternalDataPolicy{std::filesystem::path(path).parent_path()}) {}
+
+  // The importer of a body, `graph`, of a node of the model.
+  Importer(const onnx::ModelProto& model, const onnx::GraphProto& graph,
+           const OnnxImportOptions& options, ExternalDataPolicy external)
+      : model_(model), graph_proto_(graph), options_(options), external_(std::move(external)) {}
 
   Graph run() {
     graph_.name = graph_proto_.name().empty() ? "main" : graph_proto_.name();
@@ -108,6 +152,32 @@ class Importer {
     graph_.remove_unused_values();
     verify_graph(graph_);
     return std::move(graph_);
+  }
+
+  // A control-flow body: its formal inputs, then one input for each of `captures` (the
+  // outer names the node's bodies read), all untyped; its nodes and outputs as in a
+  // graph. No shape inference: a body's types follow from the values it runs on (see
+  // src/ops/subgraph.h).
+  GraphAttribute run_body(const std::vector<std::string>& captures) {
+    graph_.name = graph_proto_.name().empty() ? "body" : graph_proto_.name();
+    graph_.opset = default_opset(model_);
+    collect_model_names();
+    add_initializers();
+    auto add_untyped_input = [&](const std::string& name) {
+      if (name.empty()) fail("the graph has an input without a name");
+      if (graph_.find_value(name)) fail("input '{}' is defined twice", name);
+      graph_.add_input(name, TensorType{})->has_type = false;
+    };
+    for (const onnx::ValueInfoProto& input : graph_proto_.input()) {
+      const Value* value = graph_.find_value(input.name());
+      if (value && value->is_constant()) continue;  // an initializer listed as an input
+      add_untyped_input(input.name());
+    }
+    for (const std::string& name : captures) add_untyped_input(name);
+    add_nodes();
+    add_outputs();
+    graph_.remove_unused_values();
+    return std::make_shared<const Graph>(std::move(graph_));
   }
 
  private:
@@ -260,7 +330,12 @@ class Importer {
   }
 
   void add_nodes() {
-    std::vector<std::pair<Node*, const onnx::NodeProto*>> built;
+    struct Built {
+      Node* node;
+      const onnx::NodeProto* proto;
+      std::vector<std::string> captures;
+    };
+    std::vector<Built> built;
     for (const onnx::NodeProto& proto : graph_proto_.node()) {
       if (proto.op_type() == "Constant") {
         if (proto.output_size() != 1 || proto.output(0).empty()) {
@@ -280,14 +355,28 @@ class Importer {
         }
         outputs.push_back(name);
       }
+      std::vector<std::string> captures = node_outer_names(proto);
+      BodyImport import_body = [&](const onnx::GraphProto& body, const std::string& attribute) {
+        try {
+          return Importer(model_, body, options_, external_).run_body(captures);
+        } catch (const Error& error) {
+          fail("{}: in its body '{}' (attribute {}): {}", describe_node(proto), body.name(),
+               attribute, error.what());
+        }
+      };
       Node* node = graph_.add_node(proto.op_type(), {}, outputs,
-                                   convert_attributes(proto, external_), proto.name());
-      built.emplace_back(node, &proto);
+                                   convert_attributes(proto, external_, import_body),
+                                   proto.name());
+      if (!captures.empty()) node->attributes["captures"] = static_cast<int64_t>(captures.size());
+      built.push_back({node, &proto, std::move(captures)});
     }
-    // Link inputs by name now that every value exists.
-    for (auto& [node, proto] : built) {
+    // Link inputs by name now that every value exists: the node's own, then the outer
+    // values its bodies read.
+    for (auto& [node, proto, captures] : built) {
       std::vector<Value*> inputs;
-      for (const std::string& name : proto->input()) {
+      std::vector<std::string> names(proto->input().begin(), proto->input().end());
+      names.insert(names.end(), captures.begin(), captures.end());
+      for (const std::string& name : names) {
         Value* input = nullptr;
         if (!name.empty()) {
           input = graph_.find_value(name);

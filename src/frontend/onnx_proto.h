@@ -6,7 +6,7 @@
 //   onnx_reader.cpp      file → checked ModelProto; unsupported ops; summarize_onnx
 //   tensor_proto.cpp     TensorProto ↔ Tensor (raw, typed and external data); .pb files
 //   onnx_attributes.cpp  AttributeProto → Attribute; Constant nodes → Tensor
-//   onnx_importer.cpp    ModelProto → Graph (import_onnx)
+//   onnx_importer.cpp    ModelProto → Graph (import_onnx), bodies of control-flow ops too
 //
 // Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #pragma once
@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,7 +64,12 @@ int default_opset(const onnx::ModelProto& model);
 bool is_default_domain(const std::string& domain);
 // True if minic has the node's op, in the default domain, at `opset`.
 bool is_supported(const onnx::NodeProto& node, int opset);
-// Every op the graph uses that minic cannot import, sorted by name, with its nodes.
+// Calls `visit` on every node of `graph` and of the bodies in its graph attributes, at any
+// depth, each before the nodes of its bodies.
+void for_each_node(const onnx::GraphProto& graph,
+                   const std::function<void(const onnx::NodeProto&)>& visit);
+// Every op the graph (bodies included) uses that minic cannot import, sorted by name, with
+// its nodes.
 std::vector<OnnxUnsupportedOp> find_unsupported_ops(const onnx::ModelProto& model);
 // A graph input or output as OnnxValueInfo: its name, element type and dims.
 OnnxValueInfo summarize_value(const onnx::ValueInfoProto& info);
@@ -80,7 +86,13 @@ int upgrade_old_opset(onnx::ModelProto& model, const std::string& path);
 
 // --- nodes (onnx_attributes.cpp) -----------------------------------------------------------
 
-Attributes convert_attributes(const onnx::NodeProto& node, const ExternalDataPolicy& external);
+// Imports the body held in graph attribute `attribute` of a node (the importer's, which
+// knows the scope the body reads outer values from).
+using BodyImport = std::function<GraphAttribute(const onnx::GraphProto& body,
+                                                const std::string& attribute)>;
+// The node's attributes; graph attributes go through `import_body`.
+Attributes convert_attributes(const onnx::NodeProto& node, const ExternalDataPolicy& external,
+                              const BodyImport& import_body);
 // The value of a Constant node (attribute value, value_float(s) or value_int(s)).
 Tensor constant_node_value(const onnx::NodeProto& node, const ExternalDataPolicy& external);
 

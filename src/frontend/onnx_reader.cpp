@@ -177,10 +177,21 @@ onnx::ModelProto read_model_proto(const std::string& path) {
   return model;
 }
 
+void for_each_node(const onnx::GraphProto& graph,
+                   const std::function<void(const onnx::NodeProto&)>& visit) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    visit(node);
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.has_g()) for_each_node(attribute.g(), visit);
+      for (const onnx::GraphProto& body : attribute.graphs()) for_each_node(body, visit);
+    }
+  }
+}
+
 std::vector<OnnxUnsupportedOp> find_unsupported_ops(const onnx::ModelProto& model) {
   std::map<std::string, OnnxUnsupportedOp> by_op;
-  for (const onnx::NodeProto& node : model.graph().node()) {
-    if (is_supported(node, default_opset(model))) continue;
+  for_each_node(model.graph(), [&](const onnx::NodeProto& node) {
+    if (is_supported(node, default_opset(model))) return;
     std::string op = qualified_op(node);
     OnnxUnsupportedOp& entry = by_op[op];
     if (entry.op.empty()) {
@@ -189,7 +200,7 @@ std::vector<OnnxUnsupportedOp> find_unsupported_ops(const onnx::ModelProto& mode
                                                      : domain_opset(model, node.domain());
     }
     entry.nodes.push_back(node_label(node));
-  }
+  });
   std::vector<OnnxUnsupportedOp> result;
   for (auto& [name, entry] : by_op) result.push_back(std::move(entry));
   return result;

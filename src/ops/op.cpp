@@ -78,6 +78,12 @@ const Tensor& NodeContext::get_tensor(std::string_view name) const {
   return std::get<Tensor>(*value);
 }
 
+const Graph& NodeContext::get_graph(std::string_view name) const {
+  const AttributeValue* value = find(name, "graph");
+  if (!value) fail("missing required attribute '{}'", name);
+  return *std::get<GraphAttribute>(*value);
+}
+
 int64_t NodeContext::normalize_axis(int64_t axis, int64_t rank) const {
   if (axis < -rank || axis >= rank) fail("axis {} is out of range for rank {}", axis, rank);
   return axis < 0 ? axis + rank : axis;
@@ -93,6 +99,11 @@ const TensorType& ShapeContext::input_type(size_t index) const {
 const Tensor* ShapeContext::known_value(size_t index) const {
   if (!has_input(index)) return nullptr;
   return lookup_(node().input(index));
+}
+
+const Tensor* ShapeContext::settled_value(size_t index) const {
+  if (!has_input(index)) return nullptr;
+  return peek_ ? peek_(node().input(index)) : lookup_(node().input(index));
 }
 
 const Tensor& ShapeContext::input_value(size_t index) const {

@@ -75,6 +75,11 @@ void register_rnn_ops(OpRegistry& registry);                  // rnn(_cells).cpp
 void register_dft_ops(OpRegistry& registry);                  // DFT, STFT
 void register_signal_window_ops(OpRegistry& registry);        // signal_windows.cpp: *Window, Mel
 void register_tfidf_vectorizer_ops(OpRegistry& registry);     // TfIdfVectorizer
+
+// Control flow: ops whose attributes are graphs
+void register_control_flow_ops(OpRegistry& registry);         // If, Loop
+void register_scan_ops(OpRegistry& registry);                 // Scan
+
 namespace {
 
 OpRegistry build_registry() {
@@ -144,7 +149,12 @@ OpRegistry build_registry() {
   // Signals and text
   register_dft_ops(registry);
   register_signal_window_ops(registry);
-  register_tfidf_vectorizer_ops(registry);  return registry;
+  register_tfidf_vectorizer_ops(registry);
+
+  // Control flow
+  register_control_flow_ops(registry);
+  register_scan_ops(registry);
+  return registry;
 }
 
 }  // namespace

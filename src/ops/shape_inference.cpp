@@ -129,9 +129,7 @@ class KnownValues {
   const Tensor* lookup(const Value* value) {
     if (value->constant) return value->constant.get();
     if (auto it = known_.find(value); it != known_.end()) return &it->second;
-    if (options_.known_input_value && graph_.is_graph_input(value)) {
-      if (const Tensor* data = options_.known_input_value(*value)) return data;
-    }
+    if (const Tensor* data = outer_value(value)) return data;
     if (options_.input_value && graph_.is_graph_input(value)) {
       freeze(value);
       if (value->constant) return value->constant.get();
@@ -143,6 +141,13 @@ class KnownValues {
       return &at->second;
     }
     return nullptr;
+  }
+
+  // The value of `value` if it is known without freezing anything, or null.
+  const Tensor* peek(const Value* value) const {
+    if (value->constant) return value->constant.get();
+    if (auto it = known_.find(value); it != known_.end()) return &it->second;
+    return outer_value(value);
   }
 
   void set_known(const Value* value, Tensor data) {
@@ -162,6 +167,8 @@ class KnownValues {
         value = input->constant.get();
       } else if (auto it = known_.find(input); it != known_.end()) {
         value = &it->second;
+      } else if (const Tensor* outer = outer_value(input)) {
+        value = outer;
       } else if (const Tentative* t = tentative(input)) {
         value = &t->value;
         depends_on.insert(depends_on.end(), t->inputs.begin(), t->inputs.end());
@@ -210,6 +217,13 @@ class KnownValues {
     return &tentative_.emplace(value, Tentative{std::move(*data), {value}}).first->second;
   }
 
+  // The value the caller knows for a graph input without freezing it (a body's input
+  // standing for an outer value), or null.
+  const Tensor* outer_value(const Value* value) const {
+    if (!options_.known_input_value || !graph_.is_graph_input(value)) return nullptr;
+    return options_.known_input_value(*value);
+  }
+
   void freeze(const Value* input) {
     if (input->constant) return;
     if (std::optional<Tensor> data = options_.input_value(*input)) {
@@ -228,6 +242,7 @@ class KnownValues {
 void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
   KnownValues values(graph, options);
   auto lookup = [&values](const Value* value) { return values.lookup(value); };
+  auto peek = [&values](const Value* value) { return values.peek(value); };
 
   for (Node* node : graph.nodes()) {
     if (node->is_fused()) {
@@ -238,7 +253,7 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options) {
     if (!schema) fail("{}: minic does not support the op {}", node->describe(), node->op);
     check_counts(*node, *schema, graph.opset);
 
-    ShapeContext ctx(*node, graph.opset, lookup);
+    ShapeContext ctx(*node, graph.opset, lookup, peek);
     std::vector<TensorType> types = schema->shape_rule(ctx);
     MINIC_CHECK(types.size() == node->outputs().size());
     for (size_t i = 0; i < types.size(); ++i) {

@@ -1,15 +1,13 @@
 // The reference interpreter. Course module 2.
 //
-// Algorithm: bind inputs and constants to values; run nodes in topological order, each
-// through its reference kernel; free a value after its last use so that large models run
-// in bounded memory; return the graph outputs.
+// `interpret` checks that the inputs have the graph inputs' types, then runs the graph
+// node by node through the reference kernels with evaluate_graph
+// (src/ops/evaluate_graph.cpp), which frees each value after its last use.
 //
 // Chapter: docs/module2-graph-ir.md#5-the-reference-interpreter-srcruntimeinterpretercpp
 #include "minic/runtime/interpreter.h"
 
 #include "minic/ops/shape_inference.h"
-
-#include <unordered_map>
 
 namespace minic {
 
@@ -18,57 +16,16 @@ std::vector<Tensor> interpret(const Graph& graph, const std::vector<Tensor>& inp
     fail("graph '{}' takes {} inputs, {} were given", graph.name, graph.inputs().size(),
          inputs.size());
   }
-  std::unordered_map<const Value*, Tensor> live;
+  std::vector<const Tensor*> args;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value* input = graph.inputs()[i];
     if (inputs[i].type() != input->type) {
       fail("input {} (%{}) should be {}, got {}", i, input->name(), type_string(input->type),
            type_string(inputs[i].type()));
     }
-    live.emplace(input, inputs[i]);
+    args.push_back(&inputs[i]);
   }
-
-  // How many uses of each value remain; a graph output is never freed.
-  std::unordered_map<const Value*, int> remaining_uses;
-  for (const Node* node : graph.nodes()) {
-    for (const Value* input : node->inputs()) {
-      if (input) ++remaining_uses[input];
-    }
-  }
-  for (const Value* output : graph.outputs()) remaining_uses[output] += 1 << 30;
-
-  auto tensor_of = [&](const Value* value) -> const Tensor* {
-    if (value->constant) return value->constant.get();
-    auto it = live.find(value);
-    MINIC_CHECK(it != live.end());
-    return &it->second;
-  };
-
-  for (const Node* node : graph.nodes()) {
-    std::vector<const Tensor*> args;
-    for (const Value* input : node->inputs()) args.push_back(input ? tensor_of(input) : nullptr);
-    std::vector<Tensor> results;
-    if (node->is_fused()) {
-      // A fusion group computes what its body computes.
-      std::vector<Tensor> body_inputs;
-      for (const Tensor* arg : args) body_inputs.push_back(*arg);
-      results = interpret(*node->body, body_inputs);
-    } else {
-      results = evaluate_node(*node, graph.opset, args);
-    }
-    for (size_t i = 0; i < results.size(); ++i) {
-      // An output nobody reads (an unused optional output) is dropped at once.
-      if (remaining_uses[node->output(i)] == 0) continue;
-      live.insert_or_assign(node->output(i), std::move(results[i]));
-    }
-    for (const Value* input : node->inputs()) {
-      if (input && !input->constant && --remaining_uses[input] == 0) live.erase(input);
-    }
-  }
-
-  std::vector<Tensor> outputs;
-  for (const Value* output : graph.outputs()) outputs.push_back(*tensor_of(output));
-  return outputs;
+  return evaluate_graph(graph, args);
 }
 
 }  // namespace minic

@@ -211,6 +211,25 @@ def run_minic(minic, folder, backend, rtol, atol):
     return [line for line in lines if "differ" in line and " ok " not in line] or lines[-3:]
 
 
+def run_cases(minic, out, cases, backends, rtol, atol):
+    """Runs each case (its folder under `out`, by name; the value is what it drew, printed
+    when it fails) on each backend. True when every case agrees with onnxruntime."""
+    failed = False
+    for backend in backends:
+        failures = 0
+        for name, case in cases.items():
+            report = run_minic(minic, os.path.join(out, name), backend, rtol, atol)
+            if report is None:
+                continue
+            failures += 1
+            print(f"  FAIL {name} ({backend}): {case}")
+            for line in report:
+                print(f"    {line}")
+        print(f"{backend}: {len(cases) - failures}/{len(cases)} cases agree with onnxruntime")
+        failed = failed or failures > 0
+    return not failed
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minic", required=True, help="the minic binary")
@@ -242,21 +261,8 @@ def main():
     for reason, count in refused.items():
         print(f"  {count} skipped: {reason}")
 
-    failed = False
-    for backend in args.backends.split(","):
-        failures = 0
-        for name, case in cases.items():
-            report = run_minic(args.minic, os.path.join(out, name), backend, args.rtol,
-                               args.atol)
-            if report is None:
-                continue
-            failures += 1
-            print(f"  FAIL {name} ({backend}): {case}")
-            for line in report:
-                print(f"    {line}")
-        print(f"{backend}: {len(cases) - failures}/{len(cases)} cases agree with onnxruntime")
-        failed = failed or failures > 0
-    return 1 if failed else 0
+    agree = run_cases(args.minic, out, cases, args.backends.split(","), args.rtol, args.atol)
+    return 0 if agree else 1
 
 
 if __name__ == "__main__":

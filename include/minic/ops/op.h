@@ -64,6 +64,7 @@ class NodeContext {
   std::vector<int64_t> get_ints(std::string_view name) const;  // required
   std::vector<float> get_floats(std::string_view name, std::vector<float> fallback) const;
   const Tensor& get_tensor(std::string_view name) const;  // required
+  const Graph& get_graph(std::string_view name) const;    // required: a control-flow body
 
   // Throws Error: "<Op> node '<name>': <message>".
   template <typename... Args>
@@ -104,8 +105,10 @@ Enum read_choice(const NodeContext& ctx, std::string_view name, std::string_view
 class ShapeContext : public NodeContext {
  public:
   using ValueLookup = std::function<const Tensor*(const Value*)>;
-  ShapeContext(const Node& node, int opset, ValueLookup lookup)
-      : NodeContext(node, opset), lookup_(std::move(lookup)) {}
+  // `peek` finds values known without specialising the graph (see settled_value); unset,
+  // `lookup` serves for both.
+  ShapeContext(const Node& node, int opset, ValueLookup lookup, ValueLookup peek = {})
+      : NodeContext(node, opset), lookup_(std::move(lookup)), peek_(std::move(peek)) {}
 
   const TensorType& input_type(size_t index) const;
   // The value of input `index`. Ops whose output shape depends on an input's value
@@ -114,6 +117,10 @@ class ShapeContext : public NodeContext {
   const Tensor& input_value(size_t index) const;
   // The value if known, else null.
   const Tensor* known_value(size_t index) const;
+  // The value if it is known without specialising the graph to a given input value (a
+  // constant, or computed from constants), else null. Control-flow ops hand these to their
+  // bodies, which need not freeze what they do not read for shapes.
+  const Tensor* settled_value(size_t index) const;
 
   // For ops whose result is known from types alone (Shape, Size): record it, so that
   // shape arithmetic downstream becomes known too.
@@ -122,6 +129,7 @@ class ShapeContext : public NodeContext {
 
  private:
   ValueLookup lookup_;
+  ValueLookup peek_;
   mutable std::vector<std::optional<Tensor>> output_values_;
 };
 

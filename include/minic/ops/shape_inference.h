@@ -1,4 +1,4 @@
-// Shape and type inference over a whole graph, and evaluation of one node.
+// Shape and type inference over a whole graph, and evaluation of a node or a graph.
 //
 // Course module 2. Walks the nodes in topological order, checks each against its op's
 // schema (opset range, input and output counts), and sets the type of every output from
@@ -37,5 +37,10 @@ void infer_shapes(Graph& graph, const ShapeInferenceOptions& options = {});
 // checks that the results have the node's inferred output types.
 std::vector<Tensor> evaluate_node(const Node& node, int opset,
                                   std::span<const Tensor* const> inputs);
+
+// Runs a typed graph node by node through the reference kernels on `inputs` (one per
+// graph input, of its type; the caller checks) and returns its outputs in order
+// (src/ops/evaluate_graph.cpp). The reference interpreter and control-flow bodies use it.
+std::vector<Tensor> evaluate_graph(const Graph& graph, std::span<const Tensor* const> inputs);
 
 }  // namespace minic

@@ -9,13 +9,14 @@
 #include "minic/ir/graph/graph.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace minic {
 
 std::string_view attribute_kind_name(const AttributeValue& value) {
-  static constexpr std::string_view kNames[] = {"int",  "float",   "string", "ints",
-                                                "floats", "strings", "tensor"};
+  static constexpr std::string_view kNames[] = {"int",    "float",   "string", "ints",
+                                                "floats", "strings", "tensor", "graph"};
   return kNames[value.index()];
 }
 
@@ -94,6 +95,39 @@ Node* Graph::add_fused_node(std::unique_ptr<Graph> body, std::vector<Value*> inp
 }
 
 void Graph::add_output(Value* value) { outputs_.push_back(value); }
+
+std::unique_ptr<Graph> Graph::clone() const {
+  auto copy = std::make_unique<Graph>();
+  copy->name = name;
+  copy->opset = opset;
+  std::unordered_map<const Value*, Value*> mapped;
+  auto copy_value = [&](const Value* value, Value* into) {
+    into->type = value->type;
+    into->has_type = value->has_type;
+    into->constant = value->constant;
+    mapped.emplace(value, into);
+  };
+  // Values in creation order, so that the copy's values() lists them in the same order.
+  for (const auto& value : values_) {
+    if (value->producer_) continue;
+    copy_value(value.get(), copy->new_value(value->name_));
+  }
+  for (const Value* input : inputs_) copy->inputs_.push_back(mapped.at(input));
+  for (const auto& node : nodes_) {
+    std::vector<Value*> inputs;
+    for (const Value* input : node->inputs_) inputs.push_back(input ? mapped.at(input) : nullptr);
+    std::vector<std::string> output_names;
+    for (const Value* output : node->outputs_) output_names.push_back(output->name_);
+    Node* into = copy->add_node(node->op, std::move(inputs), output_names, node->attributes,
+                                node->name);
+    if (node->body) into->body = node->body->clone();
+    for (size_t i = 0; i < node->outputs_.size(); ++i) {
+      copy_value(node->outputs_[i], into->outputs_[i]);
+    }
+  }
+  for (const Value* output : outputs_) copy->outputs_.push_back(mapped.at(output));
+  return copy;
+}
 
 std::vector<Node*> Graph::nodes() const {
   std::vector<Node*> result;

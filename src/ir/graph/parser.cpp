@@ -6,11 +6,14 @@
 //   file       := graph resources?
 //   graph      := 'graph' NAME '(' params ')' '->' '(' params ')' ('opset' INT)?
 //                 '{' statement* 'return' values '}'
-//   params     := (VALUE ':' type)*            separated by ','
+//   params     := (VALUE ':' (type | '?'))*    separated by ','
 //   statement  := VALUE '=' 'const' type data
 //               | (VALUE (',' VALUE)* '=')? OP '(' inputs ')' attributes? (':' types)? NODENAME?
 //               | (VALUE (',' VALUE)* '=')? 'fused' '(' inputs ')' attributes? (':' types)?
 //                 NODENAME? '{' statement* '}'
+//   attribute  := NAME '=' (INT | FLOAT | STRING | list | 'tensor' '<' type data '>'
+//                           | 'graph' NAME '(' params ')' '->' '(' params ')'
+//                             '{' statement* 'return' values '}')
 //   resources  := 'resources' '{' (NAME ':' STRING)* '}'
 //
 // The graph is built while reading, through Graph::add_input / add_constant / add_node /
@@ -21,7 +24,9 @@
 // A fused node's body is a scope of its own: reading it, the parser switches to a new
 // Graph whose inputs are named and typed like the node's inputs, reads the statements up
 // to the closing brace into it, and makes the body values named like the node's outputs
-// the body's outputs. Inside, a name means the body's value; outside, the graph's.
+// the body's outputs. Inside, a name means the body's value; outside, the graph's. A graph
+// attribute (a control-flow body) is a scope of its own too, read like the top-level graph
+// but with untyped (`?`) inputs allowed; it sees only its own values.
 //
 // Chapter: docs/module2-graph-ir.md#the-text-form
 #include "minic/ir/graph/text.h"
@@ -58,11 +63,13 @@ struct PendingResource {
   std::string attribute;
 };
 
-// Where statements go: the graph they are read into (the top-level graph or a fused node's
-// body), and the tokens that defined its values (for "already defined at line N").
+// Where statements go: the graph they are read into (the top-level graph, a fused node's
+// body or a graph attribute), the tokens that defined its values (for "already defined at
+// line N"), and what ends its statements, for messages.
 struct Scope {
   Graph* graph = nullptr;
   std::map<std::string, Token> defined;
+  std::string_view end = "'return'";
 };
 
 class Parser {
@@ -163,7 +170,7 @@ class Parser {
       if (in_.peek().is_keyword("const")) return read_constant(outputs);
     } else if (in_.peek().kind != TokenKind::kIdentifier &&
                in_.peek().kind != TokenKind::kString) {
-      in_.expected(scope_ == &top_ ? "a statement or 'return'" : "a statement or '}'");
+      in_.expected(fmt::format("a statement or {}", scope_->end));
     }
     if (in_.peek().is_keyword(graph_text::kFusedKeyword)) return read_fused_node(outputs);
     read_node(outputs);
@@ -274,7 +281,7 @@ class Parser {
     body->name = tail.node_name.empty() ? std::string(graph_text::kFusedKeyword)
                                         : tail.node_name;
     body->opset = scope_->graph->opset;
-    Scope scope{body.get(), {}};
+    Scope scope{body.get(), {}, "'}'"};
     for (size_t i = 0; i < tail.inputs.size(); ++i) {
       const Token& token = tail.input_tokens[i];
       if (!tail.inputs[i]) in_.error_at(token, "a fused node cannot omit an input");
@@ -325,7 +332,9 @@ class Parser {
       std::string name = read_name("an attribute name");
       in_.expect_punct("=");
       std::optional<TensorLiteral> resource;
-      AttributeValue value = graph_text::read_attribute_value(in_, resource);
+      AttributeValue value = in_.peek().is_keyword("graph")
+                                 ? AttributeValue(read_graph_attribute())
+                                 : graph_text::read_attribute_value(in_, resource);
       if (!attributes.emplace(name, std::move(value)).second) {
         in_.error_at(name_token, fmt::format("attribute '{}' is given twice", name));
       }
@@ -335,6 +344,34 @@ class Parser {
     return attributes;
   }
 
+  // `graph name(%i: ?) -> (%o: ?) { statements return %o }`: a control-flow body, read into
+  // a Graph of its own; its values are typed only where the text gives types.
+  GraphAttribute read_graph_attribute() {
+    in_.expect_keyword("graph");
+    auto body = std::make_shared<Graph>();
+    body->name = read_name("a graph name");
+    body->opset = scope_->graph->opset;
+    Scope scope{body.get(), {}, "'return'"};
+    Scope* outer = scope_;
+    scope_ = &scope;
+    in_.expect_punct("(");
+    for (const Parameter& input : read_parameters()) {
+      define(input.token);
+      Value* value = body->add_input(input.token.text, input.type.value_or(TensorType{}));
+      value->has_type = input.type.has_value();
+    }
+    in_.expect_punct("->");
+    in_.expect_punct("(");
+    std::vector<Parameter> outputs = read_parameters();
+    in_.expect_punct("{");
+    while (!in_.peek().is_keyword("return")) read_statement();
+    read_return(outputs);
+    in_.expect_punct("}");
+    scope_ = outer;
+    return body;
+  }
+
+  // `return values` of the scope's graph, checked against its signature.
   void read_return(const std::vector<Parameter>& signature) {
     Token keyword = in_.expect_keyword("return");
     std::vector<Token> returned;
@@ -367,7 +404,7 @@ class Parser {
                                                  type_string(*declared.type),
                                                  type_string(value->type)));
       }
-      graph_.add_output(value);
+      scope_->graph->add_output(value);
     }
   }
 

@@ -13,10 +13,12 @@
 
 #include "text_syntax.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <set>
 #include <type_traits>
+#include <utility>
 
 namespace minic {
 
@@ -94,7 +96,7 @@ class Printer {
   std::string print() {
     print_signature();
     print_statements(graph_, "  ");
-    print_return();
+    print_return(graph_, "  ");
     out_ += "}\n";
     print_resources();
     return std::move(out_);
@@ -147,8 +149,10 @@ class Printer {
     std::string op = node.is_fused() ? std::string(graph_text::kFusedKeyword)
                                      : graph_text::op_text(node.op);
     out_ += fmt::format("{}({})", op, fmt::join(inputs, ", "));
-    if (!node.attributes.empty()) print_attributes(node);
-    if (!node.outputs().empty()) {
+    if (!node.attributes.empty()) print_attributes(node, indent);
+    // The types, unless none is known (the nodes of a control-flow body).
+    bool typed = std::ranges::any_of(node.outputs(), [](const Value* v) { return v->has_type; });
+    if (typed) {
       std::vector<std::string> types;
       for (const Value* output : node.outputs()) types.push_back(type_text(output));
       out_ += fmt::format(" : {}", fmt::join(types, ", "));
@@ -165,9 +169,14 @@ class Printer {
     out_ += '\n';
   }
 
-  void print_attributes(const Node& node) {
+  void print_attributes(const Node& node, const std::string& indent) {
     std::vector<std::string> parts;
     for (const auto& [name, attribute] : node.attributes) {
+      if (const auto* body = std::get_if<GraphAttribute>(&attribute)) {
+        parts.push_back(fmt::format("{}={}", identifier_or_quoted(name),
+                                    graph_attribute_text(**body, indent)));
+        continue;
+      }
       // A large tensor attribute's resource is named after the node's first output.
       std::string owner = node.outputs().empty() || !node.output(0) ? node.op
                                                                     : node.output(0)->name();
@@ -175,6 +184,22 @@ class Printer {
                                   attribute_text(attribute, owner + "." + name)));
     }
     out_ += fmt::format(" {{{}}}", fmt::join(parts, ", "));
+  }
+
+  // `graph name(%i: ?, ...) -> (%o: ?, ...) {`, the body's statements indented two steps
+  // past the node's line, `return ...`, and `}` one step past it.
+  std::string graph_attribute_text(const Graph& body, const std::string& indent) {
+    // The statements go to out_, so print them into a fresh buffer and splice it.
+    std::string outer = std::exchange(out_, std::string());
+    out_ += fmt::format("graph {}(", identifier_or_quoted(body.name));
+    print_parameters(body.inputs());
+    out_ += ") -> (";
+    print_parameters(body.outputs());
+    out_ += ") {\n";
+    print_statements(body, indent + "    ");
+    print_return(body, indent + "    ");
+    out_ += indent + "  }";
+    return std::exchange(out_, std::move(outer));
   }
 
   std::string attribute_text(const AttributeValue& attribute, const std::string& hint) {
@@ -200,10 +225,12 @@ class Printer {
             std::vector<std::string> items;
             for (const std::string& item : value) items.push_back(graph_text::quote(item));
             return fmt::format("[{}]", fmt::join(items, ", "));
-          } else {
-            static_assert(std::is_same_v<V, Tensor>);
+          } else if constexpr (std::is_same_v<V, Tensor>) {
             return fmt::format("tensor<{} {}>", type_string(value.type()),
                                tensor_data_text(value, hint));
+          } else {
+            static_assert(std::is_same_v<V, GraphAttribute>);
+            internal_fail("a graph attribute prints through graph_attribute_text");
           }
         },
         attribute);
@@ -238,10 +265,12 @@ class Printer {
     return true;
   }
 
-  void print_return() {
+  void print_return(const Graph& graph, const std::string& indent) {
     std::vector<std::string> outputs;
-    for (const Value* output : graph_.outputs()) outputs.push_back(ref_text(output));
-    out_ += outputs.empty() ? "  return\n" : fmt::format("  return {}\n", fmt::join(outputs, ", "));
+    for (const Value* output : graph.outputs()) outputs.push_back(ref_text(output));
+    out_ += indent + "return";
+    if (!outputs.empty()) out_ += " " + fmt::format("{}", fmt::join(outputs, ", "));
+    out_ += "\n";
   }
 
   void print_resources() {

@@ -11,7 +11,10 @@
 //   5. each value's `users` lists every node that reads it, once per use, and nothing else;
 //   6. the graph outputs are defined values;
 //   7. a fused node's body is a valid graph whose inputs and outputs match the node's, in
-//      type and in name (the names are how the text form connects the two).
+//      type and in name (the names are how the text form connects the two);
+//   8. a graph attribute (a control-flow body) is a valid graph, but untyped: its values
+//      have types only where they are constants, since its types follow from the values
+//      it runs on; the node's `captures` attribute counts inputs the node has.
 // The first violation throws Error naming the node (Node::describe()) and the value.
 //
 // Chapter: docs/module2-graph-ir.md#the-verifier
@@ -29,7 +32,8 @@ std::string ref(const Value* value) { return "%" + value->name(); }
 
 class Verifier {
  public:
-  explicit Verifier(const Graph& graph) : graph_(graph) {}
+  // `body`: the graph is a control-flow body, whose values need not be typed (rule 8).
+  Verifier(const Graph& graph, bool body) : graph_(graph), body_(body) {}
 
   void run() {
     for (const Value* input : graph_.inputs()) check_input(input);
@@ -61,6 +65,7 @@ class Verifier {
   }
 
   void check_typed(const Value* value, const std::string& what) {
+    if (!value->has_type && body_ && !value->is_constant()) return;
     if (!value->has_type) error("{} has no type", what);
     check_shape(value->type.shape, value->type.dtype,
                 fmt::format("graph '{}': {} of type {}", graph_.name, what,
@@ -122,6 +127,27 @@ class Verifier {
       define(output, what);
     }
     if (node->is_fused()) check_fused(node, where);
+    check_graph_attributes(node, where);
+  }
+
+  void check_graph_attributes(const Node* node, const std::string& where) {
+    for (const auto& [name, attribute] : node->attributes) {
+      const auto* body = std::get_if<GraphAttribute>(&attribute);
+      if (!body) continue;
+      if (!*body) error("{}: graph attribute '{}' is null", where, name);
+      try {
+        Verifier(**body, true).run();
+      } catch (const Error& e) {
+        error("in attribute '{}' of {}: {}", name, where, e.what());
+      }
+    }
+    auto captures = node->attributes.find("captures");
+    if (captures == node->attributes.end()) return;
+    const int64_t* count = std::get_if<int64_t>(&captures->second);
+    if (!count || *count < 0 || *count > static_cast<int64_t>(node->inputs().size())) {
+      error("{}: attribute 'captures' must count some of its {} inputs", where,
+            node->inputs().size());
+    }
   }
 
   // A fused node's body is a graph of its own, verified as one, whose inputs and outputs
@@ -195,6 +221,7 @@ class Verifier {
   }
 
   const Graph& graph_;
+  bool body_;
   std::vector<Node*> nodes_;
   std::unordered_map<const Node*, size_t> position_;  // index in nodes_
   std::unordered_set<const Value*> defined_;
@@ -206,6 +233,6 @@ class Verifier {
 
 }  // namespace
 
-void verify_graph(const Graph& graph) { Verifier(graph).run(); }
+void verify_graph(const Graph& graph) { Verifier(graph, false).run(); }
 
 }  // namespace minic

@@ -150,6 +150,9 @@ class Graph {
                        const std::string& node_name = "");
   // Appends `value` to the graph's outputs.
   void add_output(Value* value);
+  // A copy of the graph: the same values (names, types, shared constant data), nodes,
+  // attributes (graph attributes shared) and fused bodies (copied), in the same order.
+  std::unique_ptr<Graph> clone() const;
 
   // --- reading --------------------------------------------------------------------------
   const std::vector<Value*>& inputs() const { return inputs_; }

@@ -34,8 +34,20 @@
 //     node name) appear only when there are any. A node without outputs is `Op(inputs)`.
 //   - Attributes: int `k=3`, float `alpha=0.2` (always with `.` or an exponent), string
 //     `mode="constant"`, lists `pads=[1,1,1,1]`, `scales=[0.5, 1.0]`, `names=["a", "b"]`,
-//     empty lists with their kind `ints[]`, `floats[]`, `strings[]`, and tensors
-//     `value=tensor<f32[1] dense<[0.0]>>` (any constant form).
+//     empty lists with their kind `ints[]`, `floats[]`, `strings[]`, tensors
+//     `value=tensor<f32[1] dense<[0.0]>>` (any constant form), and graphs (the bodies of
+//     If, Loop, Scan), written like the top-level graph without `opset`, their
+//     statements indented two steps past the node's line:
+//
+//       %y = If(%c, %x) {captures=1, else_branch=graph e(%x: ?) -> (%o: ?) {
+//           %o = Neg(%x)
+//           return %o
+//         }, then_branch=graph t(%x: ?) -> (%x: ?) {
+//           return %x
+//         }} : f32[3]
+//
+//     A graph attribute is a scope of its own that sees only its own values, and its
+//     inputs may be untyped (`?`); a node whose outputs all lack types prints no `:`.
 //   - A fused node (Node::body, one fusion group) is `fused(...)` with its body after it,
 //     in braces and indented:
 //

@@ -4,7 +4,8 @@
 // every node input is omitted (nullptr), a graph input, a constant or the output of an
 // earlier node (SSA, acyclic, topological order); producer and user links agree (a value's
 // `users` lists each node once per use); every value has a valid type and constants hold
-// data of exactly their type; graph outputs are defined; no node is listed twice.
+// data of exactly their type; graph outputs are defined; no node is listed twice; fused
+// bodies and graph attributes (control-flow bodies, which may be untyped) verify too.
 //
 // Chapter: docs/module2-graph-ir.md#the-verifier
 #pragma once
