@@ -25,6 +25,7 @@
 #include "minic/ir/graph/verifier.h"
 #include "minic/ops/shape_inference.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace minic {
@@ -357,6 +358,12 @@ class Importer {
       }
       std::vector<std::string> captures = node_outer_names(proto);
       BodyImport import_body = [&](const onnx::GraphProto& body, const std::string& attribute) {
+        const OpSchema* schema = op_registry().find(proto.op_type());
+        if (!schema || std::ranges::find(schema->graph_attributes, attribute) ==
+                           schema->graph_attributes.end()) {
+          fail("{}: attribute '{}' is a graph, which {} does not take", describe_node(proto),
+               attribute, proto.op_type());
+        }
         try {
           return Importer(model_, body, options_, external_).run_body(captures);
         } catch (const Error& error) {
@@ -390,7 +397,9 @@ class Importer {
   }
 
   void add_outputs() {
-    if (graph_proto_.output_size() == 0) fail("the model has no outputs");
+    if (graph_proto_.output_size() == 0) {
+      fail("{} has no outputs", &graph_proto_ == &model_.graph() ? "the model" : "the graph");
+    }
     for (const onnx::ValueInfoProto& output : graph_proto_.output()) {
       Value* value = graph_.find_value(output.name());
       if (!value) {

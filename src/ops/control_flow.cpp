@@ -339,7 +339,8 @@ void register_control_flow_ops(OpRegistry& registry) {
                 .max_outputs = kManyInputs,
                 .fusion = FusionKind::opaque,
                 .shape_rule = if_shape,
-                .kernel = if_kernel});
+                .kernel = if_kernel,
+                .graph_attributes = {"then_branch", "else_branch"}});
   registry.add({.name = "Loop",
                 .min_opset = 1,
                 .min_inputs = 0,
@@ -347,7 +348,8 @@ void register_control_flow_ops(OpRegistry& registry) {
                 .max_outputs = kManyInputs,
                 .fusion = FusionKind::opaque,
                 .shape_rule = loop_shape,
-                .kernel = loop_kernel});
+                .kernel = loop_kernel,
+                .graph_attributes = {"body"}});
 }
 
 }  // namespace minic

@@ -310,7 +310,8 @@ void register_scan_ops(OpRegistry& registry) {
                 .max_outputs = std::numeric_limits<int>::max(),
                 .fusion = FusionKind::opaque,
                 .shape_rule = scan_shape,
-                .kernel = scan_kernel});
+                .kernel = scan_kernel,
+                .graph_attributes = {"body"}});
 }
 
 }  // namespace minic

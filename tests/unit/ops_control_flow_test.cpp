@@ -42,10 +42,10 @@ Tensor bools(Shape shape, std::vector<bool> values) {
 
 const char* kIfRelu = R"(graph main(%c: bool[], %x: f32[3]) -> (%y: f32[3]) opset 17 {
   %y = If(%c, %x) {captures=1, else_branch=graph e(%x: ?) -> (%o: ?) {
-      %o = Neg(%x)
+      %o = Neg(%x) : ?
       return %o
     }, then_branch=graph t(%x: ?) -> (%o: ?) {
-      %o = Relu(%x)
+      %o = Relu(%x) : ?
       return %o
     }} : f32[3]
   return %y
@@ -69,9 +69,9 @@ TEST_CASE("If whose branches differ in shape is specialised to its condition", "
   %y = If(%c, %x, %s) {captures=2, else_branch=graph e(%x: ?, %s: ?) -> (%x: ?) {
       return %x
     }, then_branch=graph t(%x: ?, %s: ?) -> (%o: ?) {
-      %o, %p = Split(%x, %s)
+      %o, %p = Split(%x, %s) : ?, ?
       return %o
-    }}
+    }} : ?
   return %y
 }
 )";
@@ -93,9 +93,9 @@ TEST_CASE("Loop with a trip count carries a sum and stacks each step", "[ops][co
   const char* text = R"(graph main(%m: i64[], %y0: f32[2]) -> (%y: f32[2], %s: ?) opset 17 {
   %two = const f32[] dense<[2.0]>
   %y, %s = Loop(%m, _, %y0, %two) {body=graph loop(%i: ?, %c: ?, %y: ?, %two: ?) -> (%c: ?, %n: ?, %d: ?) {
-      %f = Cast(%i) {to=1}
-      %n = Add(%y, %f)
-      %d = Mul(%n, %two)
+      %f = Cast(%i) {to=1} : ?
+      %n = Add(%y, %f) : ?
+      %d = Mul(%n, %two) : ?
       return %c, %n, %d
     }, captures=1} : f32[2], ?
   return %y, %s
@@ -114,8 +114,8 @@ TEST_CASE("Loop whose condition comes from its body runs while it holds", "[ops]
   %two = const f32[] dense<[2.0]>
   %go = Less(%x0, %limit) : bool[]
   %x, %xs = Loop(_, %go, %x0, %limit, %two) {body=graph loop(%i: ?, %c: ?, %x: ?, %limit: ?, %two: ?) -> (%more: ?, %next: ?, %next: ?) {
-      %next = Mul(%x, %two)
-      %more = Less(%next, %limit)
+      %next = Mul(%x, %two) : ?
+      %more = Less(%next, %limit) : ?
       return %more, %next, %next
     }, captures=2} : f32[], ?
   return %x, %xs
@@ -137,11 +137,11 @@ TEST_CASE("Loop whose body slices at the iteration number is typed for each iter
   %acc = Loop(%m, _, %zero, %x) {body=graph loop(%i: ?, %c: ?, %a: ?, %x: ?) -> (%c: ?, %n: ?) {
       %one = const i64[] dense<[1]>
       %axes = const i64[1] dense<[0]>
-      %e = Add(%i, %one)
-      %s0 = Unsqueeze(%i, %axes)
-      %s1 = Unsqueeze(%e, %axes)
-      %r = Slice(%x, %s0, %s1)
-      %n = Add(%a, %r)
+      %e = Add(%i, %one) : ?
+      %s0 = Unsqueeze(%i, %axes) : ?
+      %s1 = Unsqueeze(%e, %axes) : ?
+      %r = Slice(%x, %s0, %s1) : ?
+      %n = Add(%a, %r) : ?
       return %c, %n
     }, captures=1} : f32[1]
   return %acc
@@ -157,9 +157,9 @@ TEST_CASE("Loop refuses a carried value that changes shape, and a loop with no e
           "[ops][control]") {
   const char* grows = R"(graph main(%m: i64[], %x: f32[1]) -> (%y: ?) opset 17 {
   %y = Loop(%m, _, %x) {body=graph loop(%i: ?, %c: ?, %x: ?) -> (%c: ?, %y: ?) {
-      %y = Concat(%x, %x) {axis=0}
+      %y = Concat(%x, %x) {axis=0} : ?
       return %c, %y
-    }}
+    }} : ?
   return %y
 }
 )";
@@ -169,7 +169,7 @@ TEST_CASE("Loop refuses a carried value that changes shape, and a loop with no e
   const char* endless = R"(graph main(%x: f32[1]) -> (%y: ?) opset 17 {
   %y = Loop(_, _, %x) {body=graph loop(%i: ?, %c: ?, %x: ?) -> (%c: ?, %x: ?) {
       return %c, %x
-    }}
+    }} : ?
   return %y
 }
 )";
@@ -184,9 +184,9 @@ TEST_CASE("Scan runs forward and backward along the axes it is given", "[ops][co
   // (output axis 0) in reverse order.
   const char* text = R"(graph main(%s0: f32[2], %x: f32[2,3]) -> (%s: ?, %ys: ?) opset 17 {
   %s, %ys = Scan(%s0, %x) {body=graph step(%s: ?, %col: ?) -> (%n: ?, %n: ?) {
-      %n = Add(%s, %col)
+      %n = Add(%s, %col) : ?
       return %n, %n
-    }, num_scan_inputs=1, scan_input_axes=[1], scan_input_directions=[1], scan_output_directions=[1]}
+    }, num_scan_inputs=1, scan_input_axes=[1], scan_input_directions=[1], scan_output_directions=[1]} : ?, ?
   return %s, %ys
 }
 )";
@@ -203,9 +203,9 @@ TEST_CASE("Scan runs forward and backward along the axes it is given", "[ops][co
 TEST_CASE("Scan at opset 8 scans each batch element on its own", "[ops][control]") {
   const char* text = R"(graph main(%s0: f32[2,1], %x: f32[2,3,1]) -> (%s: ?, %ys: ?) opset 8 {
   %s, %ys = Scan(_, %s0, %x) {body=graph step(%s: ?, %v: ?) -> (%n: ?, %n: ?) {
-      %n = Add(%s, %v)
+      %n = Add(%s, %v) : ?
       return %n, %n
-    }, num_scan_inputs=1}
+    }, num_scan_inputs=1} : ?, ?
   return %s, %ys
 }
 )";
@@ -224,15 +224,15 @@ TEST_CASE("A body nested in a body reads a value from two scopes out", "[ops][co
   %acc = Loop(%m, _, %zero, %x) {body=graph loop(%i: ?, %c: ?, %a: ?, %x: ?) -> (%c: ?, %n: ?) {
       %two = const i64[] dense<[2]>
       %one = const i64[] dense<[1]>
-      %r = Mod(%i, %two)
-      %odd = Equal(%r, %one)
+      %r = Mod(%i, %two) : ?
+      %odd = Equal(%r, %one) : ?
       %t = If(%odd, %x) {captures=1, else_branch=graph e(%x: ?) -> (%nx: ?) {
-          %nx = Neg(%x)
+          %nx = Neg(%x) : ?
           return %nx
         }, then_branch=graph t(%x: ?) -> (%x: ?) {
           return %x
-        }}
-      %n = Add(%a, %t)
+        }} : ?
+      %n = Add(%a, %t) : ?
       return %c, %n
     }, captures=1} : f32[2]
   return %acc

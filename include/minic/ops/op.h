@@ -178,6 +178,9 @@ struct OpSchema {
   ShapeRule shape_rule;
   Kernel kernel;
   ComputeRule compute = {};  // may be empty
+  // The attributes that hold graphs (If's then_branch and else_branch, Loop's body); the
+  // importer refuses a graph in any other attribute.
+  std::vector<std::string> graph_attributes = {};
 };
 
 class OpRegistry {

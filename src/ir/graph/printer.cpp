@@ -13,7 +13,6 @@
 
 #include "text_syntax.h"
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <set>
@@ -150,9 +149,7 @@ class Printer {
                                      : graph_text::op_text(node.op);
     out_ += fmt::format("{}({})", op, fmt::join(inputs, ", "));
     if (!node.attributes.empty()) print_attributes(node, indent);
-    // The types, unless none is known (the nodes of a control-flow body).
-    bool typed = std::ranges::any_of(node.outputs(), [](const Value* v) { return v->has_type; });
-    if (typed) {
+    if (!node.outputs().empty()) {
       std::vector<std::string> types;
       for (const Value* output : node.outputs()) types.push_back(type_text(output));
       out_ += fmt::format(" : {}", fmt::join(types, ", "));

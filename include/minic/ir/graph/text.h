@@ -40,14 +40,14 @@
 //     statements indented two steps past the node's line:
 //
 //       %y = If(%c, %x) {captures=1, else_branch=graph e(%x: ?) -> (%o: ?) {
-//           %o = Neg(%x)
+//           %o = Neg(%x) : ?
 //           return %o
 //         }, then_branch=graph t(%x: ?) -> (%x: ?) {
 //           return %x
 //         }} : f32[3]
 //
 //     A graph attribute is a scope of its own that sees only its own values, and its
-//     inputs may be untyped (`?`); a node whose outputs all lack types prints no `:`.
+//     inputs may be untyped (`?`).
 //   - A fused node (Node::body, one fusion group) is `fused(...)` with its body after it,
 //     in braces and indented:
 //
