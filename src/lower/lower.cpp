@@ -205,7 +205,11 @@ loop::LoopModule lower_graph(const Graph& graph, const Target& target,
     } catch (const InternalError& error) {
       throw InternalError(fmt::format("lowering {}: {}", node->describe(), error.reason()));
     } catch (const Error& error) {
-      throw Error(fmt::format("lowering {}: {}", node->describe(), error.what()));
+      // Errors of the op's own checks (ctx.fail) name the node already.
+      std::string message = error.what();
+      std::string prefix = node->describe() + ": ";
+      if (message.starts_with(prefix)) message.erase(0, prefix.size());
+      throw Error(fmt::format("lowering {}: {}", node->describe(), message));
     }
     std::string base = func.name;
     for (int k = 1; names.count(func.name); ++k) func.name = fmt::format("{}_{}", base, k);

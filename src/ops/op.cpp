@@ -3,6 +3,9 @@
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "minic/ops/op.h"
 
+#include <algorithm>
+#include <set>
+
 namespace minic {
 
 std::string_view fusion_kind_name(FusionKind kind) {
@@ -106,16 +109,51 @@ const Tensor* ShapeContext::settled_value(size_t index) const {
   return peek_ ? peek_(node().input(index)) : lookup_(node().input(index));
 }
 
+namespace {
+
+// The values without a producer that are not constants (graph inputs) that `value` is
+// computed from, sorted: what the user could give to make it known before running.
+std::vector<std::string> run_time_sources(const Value* value) {
+  std::vector<std::string> sources;
+  std::vector<const Value*> stack = {value};
+  std::set<const Value*> seen;
+  while (!stack.empty()) {
+    const Value* next = stack.back();
+    stack.pop_back();
+    if (!next || next->constant || !seen.insert(next).second) continue;
+    if (!next->producer()) {
+      sources.push_back(next->name());
+    } else {
+      const std::vector<Value*>& inputs = next->producer()->inputs();
+      stack.insert(stack.end(), inputs.begin(), inputs.end());
+    }
+  }
+  std::sort(sources.begin(), sources.end());
+  return sources;
+}
+
+}  // namespace
+
 const Tensor& ShapeContext::input_value(size_t index) const {
   if (!has_input(index)) fail("input {} is required but missing", index);
   const Tensor* value = known_value(index);
-  if (!value) {
-    fail("its output shape depends on the value of input {} (%{}), which is only known at run "
-         "time; minic compiles for static shapes, so that value must be a constant (if %{} is a "
-         "graph input, give its value with `minic run --input`)",
-         index, node().input(index)->name(), node().input(index)->name());
+  if (value) return *value;
+  // Which value, and why it is not known: a graph input, computed from some, or from ops
+  // whose results are known only when the graph runs.
+  const Value* input = node().input(index);
+  std::vector<std::string> sources = run_time_sources(input);
+  std::string why = "it is computed by ops whose results are known only when the graph runs";
+  if (sources.size() == 1 && sources[0] == input->name()) {
+    why = fmt::format("if %{0} is a graph input, give its value with `minic run --input {0}=FILE`",
+                      input->name());
+  } else if (!sources.empty()) {
+    why = fmt::format("it is computed from %{}; give the value of a graph input with `minic "
+                      "run --input NAME=FILE`",
+                      fmt::join(sources, ", %"));
   }
-  return *value;
+  fail("its output shape depends on the value of input {} (%{}), which is only known at run "
+       "time; minic compiles for static shapes, so that value must be a constant ({})",
+       index, input->name(), why);
 }
 
 void ShapeContext::set_output_value(size_t index, Tensor value) const {

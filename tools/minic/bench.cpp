@@ -189,7 +189,7 @@ BenchModel prepare_bench_model(const BenchOptions& options) {
   }
   double read_ms = milliseconds_since(read_start);
   import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
-  check_inputs_are_sized(summary.inputs, import_options.known_inputs,
+  check_inputs_are_sized(onnx_file, summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
   std::vector<std::string> passes = parse_pass_list(options.common.passes);
   bench.num_passes = passes.size();

@@ -6,6 +6,7 @@
 #include "minic/driver/target.h"
 #include "minic/support/error.h"
 
+#include <cmath>
 #include <cstdlib>
 
 namespace minic::cli {
@@ -17,6 +18,9 @@ CLI::Validator non_negative() {
     char* end = nullptr;
     double value = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0') return fmt::format("'{}' is not a number", text);
+    // strtod reads "nan" and "inf" too: a tolerance of either would make every comparison
+    // fail or pass, whatever the outputs.
+    if (!std::isfinite(value)) return fmt::format("{} is not a finite number", text);
     return value < 0 ? fmt::format("{} must be 0 or more", text) : std::string();
   };
   return CLI::Validator(check, "NONNEGATIVE", "non_negative");

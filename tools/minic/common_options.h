@@ -50,7 +50,7 @@ struct CommonOptions {
 void add_common_options(CLI::App* command, CommonOptions& options,
                         std::initializer_list<CommonOption> which);
 
-// A check for a numeric option (seeds, tolerances): the value is a number, 0 or more.
+// A check for a numeric option (seeds, tolerances): the value is a finite number, 0 or more.
 // CLI11 reports a value it refuses as "--NAME: MESSAGE", exit status 2.
 CLI::Validator non_negative();
 

@@ -115,7 +115,7 @@ int run_model(const RunOptions& options) {
     import_options.known_inputs[name] = read_tensor_file(path);
   }
   import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
-  check_inputs_are_sized(summary.inputs, import_options.known_inputs,
+  check_inputs_are_sized(onnx_file, summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
   std::unique_ptr<PreparedModel> prepared;
   if (compiled_dir) {

@@ -106,23 +106,29 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
   return shapes;
 }
 
-void check_inputs_are_sized(const std::vector<OnnxValueInfo>& inputs,
+void check_inputs_are_sized(const std::string& model, const std::vector<OnnxValueInfo>& inputs,
                             const std::map<std::string, Tensor>& given,
                             const std::map<std::string, Shape>& shapes) {
   for (const OnnxValueInfo& input : inputs) {
-    if (!input.is_tensor) fail("{}", not_a_tensor_message(input, "input"));
+    if (!input.is_tensor) fail("{}: {}", model, not_a_tensor_message(input, "input"));
+    for (const std::string& dim : input.dims) {
+      if (dim.starts_with('-') && dim != "-1" && is_number(dim.substr(1))) {
+        fail("{}: input '{}' has negative dimension {} (shape {}[{}])", model, input.name, dim,
+             input.dtype, fmt::join(input.dims, ","));
+      }
+    }
     if (given.count(input.name) || shapes.count(input.name)) continue;
     if (!input.rank_known) {
-      fail("input '{}' has no shape in the model; give it with --input-shape {}=1x3x224x224 "
+      fail("{}: input '{}' has no shape in the model; give it with --input-shape {}=1x3x224x224 "
            "(its real sizes) or its value with --input {}=FILE",
-           input.name, input.name, input.name);
+           model, input.name, input.name, input.name);
     }
     if (std::all_of(input.dims.begin(), input.dims.end(), is_number)) continue;
     std::vector<std::string> example;
     for (const std::string& dim : input.dims) example.push_back(is_number(dim) ? dim : "1");
-    fail("input '{}' has shape {}[{}] with symbolic dimensions; give its shape with "
+    fail("{}: input '{}' has shape {}[{}] with symbolic dimensions; give its shape with "
          "--input-shape {}={} or its value with --input {}=FILE",
-         input.name, input.dtype, fmt::join(input.dims, ","), input.name,
+         model, input.name, input.dtype, fmt::join(input.dims, ","), input.name,
          fmt::join(example, "x"), input.name);
   }
 }

@@ -25,9 +25,11 @@ std::map<std::string, std::string> bind_input_files(const std::vector<std::strin
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& arguments,
                                                 const std::vector<OnnxValueInfo>& inputs);
 
-// Throws an Error with a hint if an input that is neither given nor shaped on the command
-// line has a symbolic or unknown dimension, or no shape at all.
-void check_inputs_are_sized(const std::vector<OnnxValueInfo>& inputs,
+// Throws an Error naming `model` (the file) with a hint if an input that is neither given
+// nor shaped on the command line has a symbolic or unknown dimension, or no shape at all;
+// and without a hint if an input has a negative dimension other than -1 (which exporters
+// write for a dynamic one).
+void check_inputs_are_sized(const std::string& model, const std::vector<OnnxValueInfo>& inputs,
                             const std::map<std::string, Tensor>& given,
                             const std::map<std::string, Shape>& shapes);
 
