@@ -5,6 +5,7 @@
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "minic/driver/compile.h"
 
+#include "compiled_bodies.h"
 #include "cuda_code.h"
 #include "execution_plan.h"
 #include "shared_library.h"
@@ -163,7 +164,8 @@ std::unique_ptr<runtime::CudaDevice> open_gpu(const CudaProgram& program) {
 // Step 6: the execution plan, a step per node: its compiled kernel, or its reference
 // kernel where it did not lower (or its kernel has no call).
 runtime::ExecutionPlan plan_execution(const Graph& graph, const LoweredKernels& kernels,
-                                      const KernelCalls& calls, CompileStats& stats) {
+                                      const KernelCalls& calls, CompileStats& stats,
+                                      std::shared_ptr<BodyEvaluator> bodies = nullptr) {
   std::map<const Node*, runtime::PlanStep> steps;
   std::set<std::string> reference_ops;
   for (const Node* node : graph.nodes()) {
@@ -178,7 +180,7 @@ runtime::ExecutionPlan plan_execution(const Graph& graph, const LoweredKernels& 
     } else {
       step.kernel = kernel_name(*node);
       step.compiled = false;
-      step.call = reference_kernel_call(*node, graph.opset);
+      step.call = reference_kernel_call(*node, graph.opset, bodies);
       reference_ops.insert(node->op);
     }
     steps[node] = std::move(step);
@@ -208,6 +210,8 @@ void CompiledModel::set_cuda(CudaProgram program, std::string cannot_run) {
   cuda_ = std::move(program);
   cannot_run_ = std::move(cannot_run);
 }
+
+int CompiledModel::compiled_bodies() const { return bodies_ ? bodies_->compiled() : 0; }
 
 const codegen::CompiledModule& CompiledModel::code() const {
   if (!code_) fail("the model was compiled for {}: it has CUDA code, not LLVM code", target_.str());
@@ -276,12 +280,16 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
     return finish_cuda_model(std::move(graph), std::move(kernels), options, stats, start);
   }
   auto code = generate_code(kernels.module, options, stats);             // 5. code generation
-  runtime::ExecutionPlan plan = plan_execution(graph, kernels, llvm_calls(*code), stats);  // 6.
+  // 6. (The bodies of control-flow nodes compile when they first run, for the types they
+  // are given then.)
+  auto bodies = std::make_shared<CompiledBodies>(options);
+  runtime::ExecutionPlan plan = plan_execution(graph, kernels, llvm_calls(*code), stats, bodies);
   stats.compile_ms = ms_since(start);
-  return std::make_unique<CompiledModel>(std::move(graph), std::move(kernels.module),
-                                         std::move(code), std::move(plan),
-                                         std::make_unique<runtime::HostDevice>(options.threads),
-                                         std::move(stats), options.target);
+  auto model = std::make_unique<CompiledModel>(
+      std::move(graph), std::move(kernels.module), std::move(code), std::move(plan),
+      std::make_unique<runtime::HostDevice>(options.threads), std::move(stats), options.target);
+  model->set_bodies(std::move(bodies));
+  return model;
 }
 
 }  // namespace minic

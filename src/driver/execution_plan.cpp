@@ -29,10 +29,11 @@ std::vector<const Value*> kernel_arguments(const Node& node) {
   return args;
 }
 
-runtime::KernelCall reference_kernel_call(const Node& node, int opset) {
+runtime::KernelCall reference_kernel_call(const Node& node, int opset,
+                                          std::shared_ptr<BodyEvaluator> bodies) {
   std::vector<const Value*> args = kernel_arguments(node);
   size_t num_inputs = args.size() - node.outputs().size();
-  return [&node, opset, args, num_inputs](void** pointers) {
+  return [&node, opset, args, num_inputs, bodies](void** pointers) {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < num_inputs; ++i) {
       Tensor tensor(args[i]->type);
@@ -52,7 +53,7 @@ runtime::KernelCall reference_kernel_call(const Node& node, int opset) {
         auto it = std::find(args.begin(), args.begin() + num_inputs, input);
         node_inputs.push_back(input ? &inputs[it - args.begin()] : nullptr);
       }
-      results = evaluate_node(node, opset, node_inputs);
+      results = evaluate_node(node, opset, node_inputs, bodies.get());
     }
     for (size_t k = 0; k < results.size(); ++k) {
       if (results[k].bytes().empty()) continue;

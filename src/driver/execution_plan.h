@@ -6,9 +6,11 @@
 #pragma once
 
 #include "minic/ir/graph/graph.h"
+#include "minic/ops/op.h"
 #include "minic/runtime/executor.h"
 
 #include <map>
+#include <memory>
 
 namespace minic {
 
@@ -18,8 +20,10 @@ std::vector<const Value*> kernel_arguments(const Node& node);
 
 // A call of the node's reference kernel behind the compiled calling convention: copies
 // the argument buffers into tensors, runs the op (a fused node: its body, through the
-// interpreter), copies the results out. The graph must outlive the call.
-runtime::KernelCall reference_kernel_call(const Node& node, int opset);
+// interpreter; a control-flow node: its bodies through `bodies`, where given), copies the
+// results out. The graph must outlive the call.
+runtime::KernelCall reference_kernel_call(const Node& node, int opset,
+                                          std::shared_ptr<BodyEvaluator> bodies = nullptr);
 
 // The plan of `graph`: one step per node in graph order, calling `calls[node]`.
 runtime::ExecutionPlan build_execution_plan(

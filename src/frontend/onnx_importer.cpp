@@ -11,9 +11,10 @@
 //   5. Constant nodes become constants; every other node becomes a Node, in file order,
 //      then inputs are linked by name (a file need not be in topological order) and the
 //      nodes sorted topologically. A graph attribute (the body of If, Loop, Scan) is
-//      imported the same way into a graph of its own, untyped: the outer values it reads
-//      become explicit inputs, its last ones, and the node passes them as its last inputs,
-//      counted by a `captures` attribute, so that every graph reads only its own values;
+//      imported the same way into a graph of its own, untyped: the outer constants it
+//      reads become its own (sharing their data), the other outer values explicit inputs,
+//      its last ones, which the node passes as its last inputs, counted by a `captures`
+//      attribute; so every graph reads only its own values;
 //   6. shape inference gives every value its type (freezing inputs whose values decide
 //      shapes), the model's declared output types are checked against it, and the graph
 //      is verified.
@@ -155,14 +156,21 @@ class Importer {
     return std::move(graph_);
   }
 
-  // A control-flow body: its formal inputs, then one input for each of `captures` (the
-  // outer names the node's bodies read), all untyped; its nodes and outputs as in a
-  // graph. No shape inference: a body's types follow from the values it runs on (see
+  // A control-flow body: the outer constants it reads, as constants of its own sharing
+  // their data; its formal inputs, then one input for each of `captures` (the other outer
+  // names the node's bodies read), all untyped; its nodes and outputs as in a graph. No
+  // shape inference: a body's types follow from the values it runs on (see
   // src/ops/subgraph.h).
-  GraphAttribute run_body(const std::vector<std::string>& captures) {
+  GraphAttribute run_body(const std::vector<std::string>& captures,
+                          const std::vector<const Value*>& constants) {
     graph_.name = graph_proto_.name().empty() ? "body" : graph_proto_.name();
     graph_.opset = default_opset(model_);
     collect_model_names();
+    for (const Value* outer : constants) {
+      Value* value = graph_.add_constant(outer->name(), Tensor());
+      value->type = outer->type;
+      value->constant = outer->constant;
+    }
     add_initializers();
     auto add_untyped_input = [&](const std::string& name) {
       if (name.empty()) fail("the graph has an input without a name");
@@ -356,7 +364,18 @@ class Importer {
         }
         outputs.push_back(name);
       }
-      std::vector<std::string> captures = node_outer_names(proto);
+      // The outer values the bodies read: constants go in as constants, the rest as
+      // captures.
+      std::vector<std::string> captures;
+      std::vector<const Value*> constants;
+      for (const std::string& name : node_outer_names(proto)) {
+        const Value* value = graph_.find_value(name);
+        if (value && value->is_constant()) {
+          constants.push_back(value);
+        } else {
+          captures.push_back(name);
+        }
+      }
       BodyImport import_body = [&](const onnx::GraphProto& body, const std::string& attribute) {
         const OpSchema* schema = op_registry().find(proto.op_type());
         if (!schema || std::ranges::find(schema->graph_attributes, attribute) ==
@@ -365,7 +384,7 @@ class Importer {
                attribute, proto.op_type());
         }
         try {
-          return Importer(model_, body, options_, external_).run_body(captures);
+          return Importer(model_, body, options_, external_).run_body(captures, constants);
         } catch (const Error& error) {
           fail("{}: in its body '{}' (attribute {}): {}", describe_node(proto), body.name(),
                attribute, error.what());

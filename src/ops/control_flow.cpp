@@ -19,7 +19,8 @@
 //     its condition on unchanged; otherwise the shape rule runs the loop on the inputs'
 //     values (which must then be known, as for NonZero) and the graph is specialised.
 //     The same holds for a scan output whose row shape depends on values in the body.
-// Both ops run on their reference kernels, which run the bodies with BodyRunner.
+// Both ops run on their reference kernels, which run the bodies with BodyRunner: as
+// compiled code inside a compiled model, where the body's shapes allow (BodyEvaluator).
 //
 // Chapter: docs/module2-graph-ir.md#control-flow-if-loop-scan
 #include <limits>
@@ -79,18 +80,20 @@ std::vector<TensorType> branch_types(const ShapeContext& ctx, std::string_view b
     if (known == captures.values) throw;
     typed = type_body(ctx, body, captures.types, known);
   }
-  std::vector<TensorType> types = output_types(*typed);
-  if (types.size() != ctx.num_outputs()) {
-    ctx.fail("its {} returns {} values, but the node has {} outputs", branch, types.size(),
-             ctx.num_outputs());
-  }
-  return types;
+  return output_types(*typed);
 }
 
 std::vector<TensorType> if_shape(const ShapeContext& ctx) {
   const TensorType& condition = ctx.input_type(0);
   if (condition.dtype != DType::boolean || condition.num_elements() != 1) {
     ctx.fail("its condition must be one bool, not {}", type_string(condition));
+  }
+  for (std::string_view branch : {"then_branch", "else_branch"}) {
+    size_t count = ctx.get_graph(branch).outputs().size();
+    if (count != ctx.num_outputs()) {
+      ctx.fail("its {} returns {} values, but the node has {} outputs", branch, count,
+               ctx.num_outputs());
+    }
   }
   Captures captures = if_captures(ctx);
   if (const Tensor* value = ctx.settled_value(0)) {
@@ -119,7 +122,7 @@ std::vector<Tensor> if_kernel(const KernelContext& ctx) {
     types.push_back(ctx.input(i).type());
     values.push_back(&ctx.input(i));
   }
-  return BodyRunner(ctx, branch, types, values).run(values);
+  return BodyRunner(ctx, branch, types, values, ctx.bodies()).run(values);
 }
 
 // --- Loop -------------------------------------------------------------------------------
@@ -177,10 +180,12 @@ struct LoopRun {
   const Graph* typed = nullptr;            // the body typed once, if it could be
 };
 
-// Runs the loop on `inputs` (null for an omitted M or cond). `runner` is kept by the
-// caller, since the typed body it holds outlives the run.
+// Runs the loop on `inputs` (null for an omitted M or cond), its body through `bodies`
+// where given. `runner` is kept by the caller, since the typed body it holds outlives the
+// run.
 LoopRun run_loop(const NodeContext& ctx, const LoopLayout& layout,
-                 std::span<const Tensor* const> inputs, std::unique_ptr<BodyRunner>& runner) {
+                 std::span<const Tensor* const> inputs, BodyEvaluator* bodies,
+                 std::unique_ptr<BodyRunner>& runner) {
   if (!inputs[0] && !inputs[1]) {
     ctx.fail("has neither a trip count (M) nor a condition, so it would never end");
   }
@@ -193,7 +198,8 @@ LoopRun run_loop(const NodeContext& ctx, const LoopLayout& layout,
   for (size_t i = 2; i < inputs.size(); ++i) node_types.push_back(inputs[i]->type());
   for (size_t i = 2 + layout.carried; i < inputs.size(); ++i) fixed.push_back(inputs[i]);
   runner =
-      std::make_unique<BodyRunner>(ctx, ctx.get_graph("body"), loop_body_types(node_types), fixed);
+      std::make_unique<BodyRunner>(ctx, ctx.get_graph("body"), loop_body_types(node_types), fixed,
+                                   bodies);
   LoopRun run;
   run.typed = runner->typed();
   for (size_t i = 0; i < layout.carried; ++i) run.carried.push_back(*inputs[2 + i]);
@@ -293,7 +299,7 @@ std::vector<TensorType> loop_shape(const ShapeContext& ctx) {
     values.push_back(ctx.has_input(i) ? &ctx.input_value(i) : nullptr);
   }
   std::unique_ptr<BodyRunner> runner;
-  LoopRun run = run_loop(ctx, layout, values, runner);
+  LoopRun run = run_loop(ctx, layout, values, nullptr, runner);
   std::vector<TensorType> types = carried;
   for (size_t k = 0; k < layout.scans; ++k) {
     const std::vector<Tensor>& rows = run.scans[k];
@@ -321,7 +327,7 @@ std::vector<Tensor> loop_kernel(const KernelContext& ctx) {
     inputs.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
   }
   std::unique_ptr<BodyRunner> runner;
-  LoopRun run = run_loop(ctx, layout, inputs, runner);
+  LoopRun run = run_loop(ctx, layout, inputs, ctx.bodies(), runner);
   std::vector<Tensor> outputs = std::move(run.carried);
   for (size_t k = 0; k < layout.scans; ++k) {
     const std::vector<Tensor>& rows = run.scans[k];

@@ -142,13 +142,13 @@ std::vector<TensorType> scan_output_types(const NodeContext& ctx, ScanLayout& la
 
 // One scan (no batch axis) on `inputs`: states, scan inputs, captures.
 std::vector<Tensor> run_scan(const NodeContext& ctx, ScanLayout layout,
-                             std::span<const Tensor* const> inputs) {
+                             std::span<const Tensor* const> inputs, BodyEvaluator* bodies) {
   std::vector<TensorType> types;
   for (const Tensor* input : inputs) types.push_back(input->type());
   int64_t length = scan_length(ctx, layout, types);
   std::vector<const Tensor*> fixed(inputs.size(), nullptr);
   for (size_t i = layout.states + layout.scan_inputs; i < inputs.size(); ++i) fixed[i] = inputs[i];
-  BodyRunner runner(ctx, ctx.get_graph("body"), body_types(layout, types), fixed);
+  BodyRunner runner(ctx, ctx.get_graph("body"), body_types(layout, types), fixed, bodies);
 
   std::vector<Tensor> states;
   for (size_t s = 0; s < layout.states; ++s) states.push_back(*inputs[s]);
@@ -213,11 +213,13 @@ void check_sequence_lens(const NodeContext& ctx, const Tensor* lens, int64_t len
   }
 }
 
-// The whole node on `inputs`: one scan, or (opset 8) one scan per batch element.
-std::vector<Tensor> scan_values(const NodeContext& ctx, std::span<const Tensor* const> inputs) {
+// The whole node on `inputs`: one scan, or (opset 8) one scan per batch element; the body
+// runs through `bodies` where given.
+std::vector<Tensor> scan_values(const NodeContext& ctx, std::span<const Tensor* const> inputs,
+                                BodyEvaluator* bodies) {
   ScanLayout layout = scan_layout(ctx);
   std::span<const Tensor* const> own = inputs.subspan(layout.first);
-  if (!layout.batched) return run_scan(ctx, layout, own);
+  if (!layout.batched) return run_scan(ctx, layout, own, bodies);
   size_t batched = layout.states + layout.scan_inputs;  // the captures have no batch axis
   int64_t batch = own[0]->rank() > 0 ? own[0]->shape()[0] : 0;
   std::vector<std::vector<Tensor>> per_batch;
@@ -233,7 +235,7 @@ std::vector<Tensor> scan_values(const NodeContext& ctx, std::span<const Tensor* 
     for (const Tensor& row : rows) args.push_back(&row);
     args.insert(args.end(), own.begin() + batched, own.end());
     check_sequence_lens(ctx, inputs[0], rows[layout.states].shape()[0]);
-    per_batch.push_back(run_scan(ctx, layout, args));
+    per_batch.push_back(run_scan(ctx, layout, args, bodies));
   }
   if (per_batch.empty()) ctx.fail("has a batch of size 0");
   std::vector<Tensor> results;
@@ -275,7 +277,7 @@ std::vector<TensorType> scan_shape(const ShapeContext& ctx) {
       values.push_back(ctx.has_input(i) ? &ctx.input_value(i) : nullptr);
     }
     std::vector<TensorType> result;
-    for (const Tensor& output : scan_values(ctx, values)) result.push_back(output.type());
+    for (const Tensor& output : scan_values(ctx, values, nullptr)) result.push_back(output.type());
     return result;
   }
   std::vector<TensorType> body = output_types(*typed);
@@ -298,7 +300,7 @@ std::vector<Tensor> scan_kernel(const KernelContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     inputs.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
   }
-  return scan_values(ctx, inputs);
+  return scan_values(ctx, inputs, ctx.bodies());
 }
 
 }  // namespace

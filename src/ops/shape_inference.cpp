@@ -82,12 +82,12 @@ void infer_fused_shapes(Node& node, int opset,
 }  // namespace
 
 std::vector<Tensor> evaluate_node(const Node& node, int opset,
-                                  std::span<const Tensor* const> inputs) {
+                                  std::span<const Tensor* const> inputs, BodyEvaluator* bodies) {
   // A fused node runs its body; the interpreter (src/runtime) does that.
   MINIC_CHECK(!node.is_fused());
   const OpSchema* schema = op_registry().find(node.op);
   if (!schema) fail("{}: minic does not support the op {}", node.describe(), node.op);
-  KernelContext ctx(node, opset, inputs);
+  KernelContext ctx(node, opset, inputs, bodies);
   std::vector<Tensor> outputs;
   try {
     outputs = schema->kernel(ctx);

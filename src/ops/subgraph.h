@@ -9,8 +9,9 @@
 //   type_body   a typed copy of a body for given input types, with the values known for
 //               some inputs: what shape rules use. Throws Error when a shape inside
 //               depends on a value that is not known.
-//   BodyRunner  runs a body on tensors again and again (a Loop's iterations): typed once
-//               when its shapes depend only on values that stay the same, else typed
+//   BodyRunner  runs a body on tensors again and again (a Loop's iterations): as compiled
+//               code when the kernel has a BodyEvaluator that can compile it, else typed
+//               once when its shapes depend only on values that stay the same, else typed
 //               afresh for every run with all its input values known.
 //
 // Chapter: docs/module2-graph-ir.md#control-flow-if-loop-scan
@@ -41,8 +42,9 @@ class BodyRunner {
  public:
   // `types` are the types of the inputs every run gives; `fixed` holds the values of the
   // inputs that are the same on every run (the captures), null for the others.
+  // `evaluator` (may be null) runs the body as compiled code where it can.
   BodyRunner(const NodeContext& ctx, const Graph& body, std::vector<TensorType> types,
-             std::vector<const Tensor*> fixed);
+             std::vector<const Tensor*> fixed, BodyEvaluator* evaluator = nullptr);
 
   // The body's outputs on `inputs` (one per body input).
   std::vector<Tensor> run(std::span<const Tensor* const> inputs) const;
@@ -52,6 +54,7 @@ class BodyRunner {
  private:
   const NodeContext& ctx_;
   const Graph& body_;
+  BodyEvaluator* evaluator_;
   std::unique_ptr<Graph> typed_;
 };
 

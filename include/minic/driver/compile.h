@@ -41,6 +41,8 @@
 
 namespace minic {
 
+class CompiledBodies;  // src/driver/compiled_bodies.h
+
 struct CompileOptions {
   // The machine to compile for (include/minic/target/target.h): the host's CPU, or what
   // `--target` names (driver/target.h). Code for a CPU this machine lacks features of
@@ -120,6 +122,10 @@ class CompiledModel {
   // The target the kernels were compiled for.
   const Target& target() const { return target_; }
 
+  // How many control-flow bodies (If, Loop, Scan) have run as compiled code so far: each
+  // compiles the first time it runs (src/driver/compiled_bodies.h).
+  int compiled_bodies() const;
+  void set_bodies(std::shared_ptr<const CompiledBodies> bodies) { bodies_ = std::move(bodies); }
   // Runs the model; Error if its code cannot run on this machine (codegen::check_runs_here).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           std::vector<runtime::StepProfile>* profile = nullptr);
@@ -134,6 +140,7 @@ class CompiledModel {
   std::optional<CudaProgram> cuda_;
   std::string cannot_run_;
   bool checked_target_ = false;  // the first run checked that the code runs here
+  std::shared_ptr<const CompiledBodies> bodies_;  // null for a CUDA target
 };
 
 // Compiles `graph` (as imported, with static shapes) for options.target.

@@ -133,20 +133,37 @@ class ShapeContext : public NodeContext {
   mutable std::vector<std::optional<Tensor>> output_values_;
 };
 
-// What a reference kernel sees: the input tensors and the inferred output types.
+// Runs the bodies of control-flow ops (If, Loop, Scan) as compiled code: a compiled
+// model gives its reference steps one (src/driver/compiled_bodies.h). Without one, the
+// kernels run their bodies through the reference kernels (src/ops/subgraph.h).
+class BodyEvaluator {
+ public:
+  virtual ~BodyEvaluator() = default;
+  // The outputs of `body` (a graph attribute) on `inputs`, one per body input; nullopt
+  // when it cannot compile the body for these input types (a shape inside depends on a
+  // value), and the caller runs the body itself.
+  virtual std::optional<std::vector<Tensor>> run(const Graph& body, int opset,
+                                                 std::span<const Tensor* const> inputs) = 0;
+};
+
+// What a reference kernel sees: the input tensors, the inferred output types, and what
+// runs bodies (null: the reference kernels).
 class KernelContext : public NodeContext {
  public:
-  KernelContext(const Node& node, int opset, std::span<const Tensor* const> inputs)
-      : NodeContext(node, opset), inputs_(inputs) {}
+  KernelContext(const Node& node, int opset, std::span<const Tensor* const> inputs,
+                BodyEvaluator* bodies = nullptr)
+      : NodeContext(node, opset), inputs_(inputs), bodies_(bodies) {}
 
   // Input `index`; an error if it is an omitted optional input.
   const Tensor& input(size_t index) const;
   const TensorType& output_type(size_t index) const { return node().outputs().at(index)->type; }
   // A zero-filled tensor of output `index`'s inferred type.
   Tensor make_output(size_t index) const { return Tensor(output_type(index)); }
+  BodyEvaluator* bodies() const { return bodies_; }
 
  private:
   std::span<const Tensor* const> inputs_;
+  BodyEvaluator* bodies_;
 };
 
 // The result of a kernel with one output. It moves the tensor; a braced list

@@ -34,9 +34,11 @@ struct ShapeInferenceOptions {
 void infer_shapes(Graph& graph, const ShapeInferenceOptions& options = {});
 
 // Runs one node's reference kernel on `inputs` (null for omitted optional inputs) and
-// checks that the results have the node's inferred output types.
+// checks that the results have the node's inferred output types. A control-flow node runs
+// its bodies through `bodies` when given (see BodyEvaluator).
 std::vector<Tensor> evaluate_node(const Node& node, int opset,
-                                  std::span<const Tensor* const> inputs);
+                                  std::span<const Tensor* const> inputs,
+                                  BodyEvaluator* bodies = nullptr);
 
 // Runs a typed graph node by node through the reference kernels on `inputs` (one per
 // graph input, of its type; the caller checks) and returns its outputs in order

@@ -1,0 +1,41 @@
+// Control-flow bodies as compiled code: the BodyEvaluator a compiled model gives the
+// reference steps of its If, Loop and Scan nodes. Private to src/driver. Course module 2.
+//
+// A body whose shapes follow from its inputs' types alone (the usual case: a recurrence
+// over fixed-size states) is typed for those types, compiled once by compile_model with
+// the model's own options, and run as native code on every iteration after. A body whose
+// shapes depend on values (a Slice at the iteration number) is not compiled; the op's
+// kernel runs it through the reference kernels (src/ops/subgraph.h).
+//
+// Chapter: docs/module2-graph-ir.md#control-flow-if-loop-scan
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "minic/driver/compile.h"
+#include "minic/ops/op.h"
+
+namespace minic {
+
+class CompiledBodies : public BodyEvaluator {
+ public:
+  // The bodies compile with the model's options, their kernels generated afresh (a kernel
+  // library written for the model holds none of theirs).
+  explicit CompiledBodies(CompileOptions options) : options_(std::move(options)) {
+    options_.kernel_library.clear();
+  }
+
+  std::optional<std::vector<Tensor>> run(const Graph& body, int opset,
+                                         std::span<const Tensor* const> inputs) override;
+  // How many distinct bodies (a body and its input types) it has compiled.
+  int compiled() const;
+
+ private:
+  CompileOptions options_;
+  // By body and input types: the compiled body, or null where it cannot be compiled.
+  std::map<std::string, std::unique_ptr<CompiledModel>> models_;
+};
+
+}  // namespace minic
