@@ -2,8 +2,8 @@
 
 The suite is the nine light models of the onnx package (backend/test/data/light: real
 architectures whose weights are ConstantOfShape nodes, so the files are small), the example models
-(ResNet-18, MobileNetV2, the BERT-style encoder, built by examples/models/build_models.py;
-the committed MLP), and one-node MatMul models: square N x N x N and the shapes of a BERT
+(ResNet-18, MobileNetV2, the BERT-style encoder, a 100-step Loop recurrence, built by
+examples/models/build_models.py; the committed MLP), and one-node MatMul models: square N x N x N and the shapes of a BERT
 layer's projections. A MatMul's first operand is the model's input (activations); the
 second is an initializer (weights), as in a real model, so ORT may prepack it.
 """
@@ -24,7 +24,7 @@ from compare_with_ort import random_inputs  # the model tests' input generator
 
 LIGHT_MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
                 "shufflenet", "squeezenet", "vgg19", "zfnet512"]
-BUILT_MODELS = ["resnet18", "mobilenetv2", "bert_encoder"]
+BUILT_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "loop_rnn"]
 SQUARE_GEMMS = [256, 512, 1024, 2048]
 # BERT-base-like layer at sequence length 128, hidden 256, FFN 1024 (the example encoder):
 # Q/K/V/output projections, FFN up, FFN down. M x K x N.

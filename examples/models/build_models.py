@@ -264,6 +264,34 @@ def build_bert_encoder():
     return g.model("BERT-style encoder, 2 layers, hidden 256, random weights (minic example)")
 
 
+# -- loop_rnn: a recurrence written as a Loop ---------------------------------------------
+
+LOOP_RNN = {"hidden": 256, "steps": 100}
+
+
+def build_loop_rnn():
+    """h = tanh(h W + x), 100 steps, as a Loop whose body reads W and x from outside."""
+    from onnx import helper
+    g = GraphBuilder("loop_rnn", SEED)
+    hidden, steps = LOOP_RNN["hidden"], LOOP_RNN["steps"]
+    h0 = g.input("h0", np.float32, [1, hidden])
+    x = g.input("x", np.float32, [1, hidden])
+    w = g.const("W", g.normal((hidden, hidden), 0.05))
+    trips = g.constant("steps", np.array(steps, np.int64))
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h", w], ["hw"]), helper.make_node("Add", ["hw", x], ["s"]),
+         helper.make_node("Tanh", ["s"], ["h_next"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"])],
+        "step", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("h", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_next", TensorProto.FLOAT, None)])
+    g.nodes.append(helper.make_node("Loop", [trips, "", h0], ["h"], name="/loop", body=body))
+    g.output("h", np.float32, [1, hidden])
+    return g.model("A 100-step recurrence as a Loop, hidden 256, random weights (minic example)")
+
+
 # -- driver -------------------------------------------------------------------------------
 
 MODELS = {
@@ -272,6 +300,7 @@ MODELS = {
     "resnet18": build_resnet18,
     "mobilenetv2": build_mobilenetv2,
     "bert_encoder": build_bert_encoder,
+    "loop_rnn": build_loop_rnn,
 }
 
 

@@ -2,7 +2,8 @@
 
 Categories: the file (truncated, garbage, LFS pointer), the graph's structure (cycles,
 undefined values, duplicate names), attributes (wrong kinds, out of range), shape
-mismatches, opsets and domains.
+mismatches, opsets and domains, control flow (bodies that read undefined names, change a
+carried value's shape, never end).
 """
 
 import numpy as np
@@ -294,5 +295,54 @@ def opset_cases():
     ]
 
 
+def body(nodes, inputs, outputs):
+    """A control-flow body: its inputs and outputs named, their types left out."""
+    return helper.make_graph(nodes, "body", [helper.make_empty_tensor_value_info(n) for n in inputs],
+                             [helper.make_empty_tensor_value_info(n) for n in outputs])
+
+
+def control_flow_cases():
+    loop_types = [("M", [], I64), ("X", [1])]
+    identity = helper.make_node("Identity", ["cond"], ["cond_out"])
+    return [
+        model_case("control flow", "a body reads a name nothing defines", lambda: one_node(
+            "Loop", ["M", "", "X"], ["Y"], loop_types, name="loop", body=body(
+                [identity, helper.make_node("Add", ["x", "ghost"], ["y"])],
+                ["i", "cond", "x"], ["cond_out", "y"])),
+                   expect=r"model\.onnx: Loop node 'loop' uses %ghost, which is not defined"),
+        model_case("control flow", "a carried value that grows", lambda: one_node(
+            "Loop", ["M", "", "X"], ["Y"], loop_types, name="loop", body=body(
+                [identity, helper.make_node("Concat", ["x", "x"], ["y"], axis=0)],
+                ["i", "cond", "x"], ["cond_out", "y"])),
+                   expect=r"Loop node 'loop': its body turns carried value 0 from f32\[1\] into "
+                          r"f32\[2\]; minic needs it to keep its type"),
+        model_case("control flow", "scan rows counted by an input without a value",
+                   lambda: one_node("Loop", ["M", "", "X"], ["Y", "R"], loop_types, name="loop",
+                                    body=body([identity, helper.make_node("Neg", ["x"], ["y"]),
+                                               helper.make_node("Identity", ["y"], ["r"])],
+                                              ["i", "cond", "x"], ["cond_out", "y", "r"])),
+                   expect=r"Loop node 'loop': its output shape depends on the value of input 0 "
+                          r"\(%M\)"),
+        model_case("control flow", "a loop with no end", lambda: one_node(
+            "Loop", ["", "", "X"], ["Y"], [("X", [1])], name="loop", body=body(
+                [identity, helper.make_node("Neg", ["x"], ["y"])],
+                ["i", "cond", "x"], ["cond_out", "y"])),
+                   expect=r"Loop node 'loop': has neither a trip count \(M\) nor a condition"),
+        model_case("control flow", "a branch with too many outputs", lambda: one_node(
+            "If", ["C"], ["Y"], [("C", [], TensorProto.BOOL), ("X", [2])], name="if",
+            then_branch=body([helper.make_node("Split", ["X"], ["a", "b"], num_outputs=2)], [],
+                             ["a", "b"]),
+            else_branch=body([helper.make_node("Neg", ["X"], ["n"])], [], ["n"])),
+                   expect=r"If node 'if': its (then|else)_branch returns 2 values, but the node "
+                          r"has 1 outputs"),
+        model_case("control flow", "a graph attribute on an op without bodies", lambda: one_node(
+            "Relu", ["X"], ["Y"], [("X", [2])], name="relu",
+            body=body([helper.make_node("Neg", ["x"], ["y"])], ["x"], ["y"])),
+                   expect=r"Relu node 'relu': attribute 'body' is a graph, which Relu does not "
+                          r"take"),
+    ]
+
+
 def cases():
-    return file_cases() + graph_cases() + attribute_cases() + shape_cases() + opset_cases()
+    return (file_cases() + graph_cases() + attribute_cases() + shape_cases() + opset_cases() +
+            control_flow_cases())
