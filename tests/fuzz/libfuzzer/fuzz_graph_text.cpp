@@ -18,16 +18,20 @@
 #include "minic/ops/op.h"
 #include "minic/ops/shape_inference.h"
 
+namespace {
+constexpr const char* kTarget = "graph_text";
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace minic;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  fuzz::run_guarded("graph_text", [&] {
+  fuzz::run_guarded(kTarget, text, [&] {
     Graph graph = parse_graph(text, "<fuzz>");
-    fuzz::run_guarded("graph_text", [&] { fuzz::require_graph_round_trip("graph_text", graph); });
+    fuzz::run_guarded(kTarget, text, [&] { fuzz::require_graph_round_trip(kTarget, graph); });
     if (graph.opset == 0) graph.opset = kMaxOpset;
     infer_shapes(graph);
     verify_graph(graph);
-    fuzz::require_graph_round_trip("graph_text", graph);
+    fuzz::require_graph_round_trip(kTarget, graph);
   });
   return 0;
 }

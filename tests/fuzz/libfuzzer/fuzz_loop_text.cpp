@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace minic;
   constexpr const char* kTarget = "loop_text";
   const std::string text(reinterpret_cast<const char*>(data), size);
-  fuzz::run_guarded(kTarget, [&] {
+  fuzz::run_guarded(kTarget, text, [&] {
     loop::LoopModule module = loop::parse_loop_module(text, "<fuzz>");
     const std::string printed = loop::print_module(module);
     loop::LoopModule again =

@@ -71,8 +71,9 @@ void require_same_types_again(const minic::Graph& graph) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace minic;
   write_model(data, size);
-  fuzz::run_guarded(kTarget, [&] { summarize_onnx(model_path()); });
-  fuzz::run_guarded(kTarget, [&] {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  fuzz::run_guarded(kTarget, bytes, [&] { summarize_onnx(model_path()); });
+  fuzz::run_guarded(kTarget, bytes, [&] {
     Graph graph = import_onnx(model_path());
     fuzz::must_succeed(kTarget, "the imported graph does not verify", [&] {
       verify_graph(graph);

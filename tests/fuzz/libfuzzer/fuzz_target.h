@@ -38,21 +38,28 @@ namespace minic::fuzz {
   std::abort();
 }
 
-// True if `error` reports a bug in minic rather than bad input.
-inline bool is_internal(const Error& error) {
+// What the message of an InternalError says (support/error.h).
+inline constexpr std::string_view kInternalMarker = "internal error (a bug in minic)";
+
+// True if `error` reports a bug in minic rather than bad input. Some callers add context to
+// a message by throwing a new Error (the frontend puts the file name first), so an internal
+// error from below them arrives as a plain Error that says it is one. But a message may
+// also quote the input (an attribute's bad value): when the input holds the phrase itself,
+// only the type counts.
+inline bool is_internal(const Error& error, std::string_view input) {
   if (dynamic_cast<const InternalError*>(&error) != nullptr) return true;
-  return std::string_view(error.what()).find("internal error (a bug in minic)") !=
-         std::string_view::npos;
+  if (input.find(kInternalMarker) != std::string_view::npos) return false;
+  return std::string_view(error.what()).find(kInternalMarker) != std::string_view::npos;
 }
 
 // Runs `body` on one input: a minic::Error that is not internal is a refusal (returns
 // normally); anything else thrown is a finding.
 template <typename Body>
-void run_guarded(std::string_view target, Body&& body) {
+void run_guarded(std::string_view target, std::string_view input, Body&& body) {
   try {
     body();
   } catch (const Error& error) {
-    if (is_internal(error)) finding(target, "internal error", error.what());
+    if (is_internal(error, input)) finding(target, "internal error", error.what());
   } catch (const std::exception& error) {
     finding(target, "an exception other than minic::Error", error.what());
   }

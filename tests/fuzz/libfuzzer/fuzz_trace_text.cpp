@@ -101,7 +101,7 @@ void replay_on_kernel(const minic::schedule::Trace& trace) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace minic;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  fuzz::run_guarded(kTarget, [&] {
+  fuzz::run_guarded(kTarget, text, [&] {
     schedule::Trace trace = schedule::parse_trace(text, "<fuzz>");
     require_trace_round_trip(trace);
     replay_on_kernel(trace);
