@@ -45,6 +45,10 @@ using graph_text::TokenCursor;
 using graph_text::TokenKind;
 
 // A `%name: type` of the signature; `type` is empty for `?`.
+// Fused bodies nest by recursion, here and in every pass that walks them: deeper input is
+// an error rather than a stack overflow (a real graph nests one or two levels).
+constexpr int kMaxFusedDepth = 100;
+
 struct Parameter {
   Token token;
   std::optional<TensorType> type;
@@ -286,6 +290,9 @@ class Parser {
       input->has_type = tail.inputs[i]->has_type;
     }
     in_.expect_punct("{");
+    if (++fused_depth_ > kMaxFusedDepth) {
+      in_.error_at(in_.peek(), fmt::format("fused bodies nested more than {} deep", kMaxFusedDepth));
+    }
     Scope* outer = scope_;
     scope_ = &scope;
     while (!in_.accept_punct("}")) {
@@ -295,6 +302,7 @@ class Parser {
       }
       read_statement();
     }
+    --fused_depth_;
     scope_ = outer;
     for (size_t i = 0; i < outputs.size(); ++i) {
       Value* output = body->find_value(outputs[i].text);
@@ -407,6 +415,7 @@ class Parser {
   Graph graph_;
   Scope top_;              // the top-level graph's scope
   Scope* scope_ = nullptr;  // the scope statements are read into now
+  int fused_depth_ = 0;      // how many fused bodies enclose the statement read now
   std::vector<PendingResource> pending_;
 };
 
