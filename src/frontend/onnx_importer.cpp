@@ -385,6 +385,8 @@ class Importer {
         }
         try {
           return Importer(model_, body, options_, external_).run_body(captures, constants);
+        } catch (const InternalError&) {
+          throw;
         } catch (const Error& error) {
           fail("{}: in its body '{}' (attribute {}): {}", describe_node(proto), body.name(),
                attribute, error.what());

@@ -17,6 +17,8 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <unordered_set>
+
 namespace minic {
 namespace {
 
@@ -44,6 +46,30 @@ int upgrade_target(const onnx::GraphProto& graph, int opset) {
   return 0;
 }
 
+// ONNX's converter builds a graph of its own from the proto, and crashes (a null
+// dereference, not an exception) on a node input or graph output that nothing defines:
+// such a model is refused here, naming the value.
+void require_defined_inputs(const onnx::GraphProto& graph, const std::string& path) {
+  std::unordered_set<std::string> defined;
+  for (const onnx::ValueInfoProto& input : graph.input()) defined.insert(input.name());
+  for (const onnx::TensorProto& tensor : graph.initializer()) defined.insert(tensor.name());
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& input : node.input()) {
+      if (!input.empty() && !defined.contains(input)) {
+        fail("{}: {} reads '{}', which no graph input, initializer or earlier node defines",
+             path, describe_node(node), input);
+      }
+    }
+    for (const std::string& output : node.output()) defined.insert(output);
+  }
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    if (!defined.contains(output.name())) {
+      fail("{}: graph output '{}' is defined by no graph input, initializer or node", path,
+           output.name());
+    }
+  }
+}
+
 }  // namespace
 
 int upgrade_old_opset(onnx::ModelProto& model, const std::string& path) {
@@ -53,6 +79,7 @@ int upgrade_old_opset(onnx::ModelProto& model, const std::string& path) {
   if (!needed) return opset;
   const int target = upgrade_target(model.graph(), opset);
   if (target == 0) return opset;  // find_unsupported_ops then names the ops
+  require_defined_inputs(model.graph(), path);
   try {
     // The converter's broadcasting adapters read the shapes of the values they rewrite.
     onnx::shape_inference::InferShapes(model);

@@ -184,6 +184,10 @@ void check_nonpad_kv_seqlen(const NodeContext& ctx, const AttentionDims& d,
 
 AttentionDims check_attention_inputs(const NodeContext& ctx, const AttentionAttributes& a,
                                      const AttentionInputTypes& inputs) {
+  // Q, K and V are required: one omitted in the middle ("" in a model) passes the count.
+  for (size_t i : {kQ, kK, kV}) {
+    if (inputs[i] == nullptr) ctx.fail("input {} ({}) is required but missing", i, "QKV"[i]);
+  }
   AttentionDims d = read_dims(ctx, a, *inputs[kQ], *inputs[kK], *inputs[kV]);
   d.past = read_past(ctx, d, inputs);
   if (inputs[kMask] != nullptr) check_mask(ctx, d, *inputs[kMask], inputs[kQ]->dtype);

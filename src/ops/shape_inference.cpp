@@ -91,6 +91,8 @@ std::vector<Tensor> evaluate_node(const Node& node, int opset,
   std::vector<Tensor> outputs;
   try {
     outputs = schema->kernel(ctx);
+  } catch (const InternalError&) {
+    throw;
   } catch (const Error& error) {
     // Errors raised below the kernel (a storage-only element type, say) do not know the
     // node; errors from ctx.fail() already start with it.

@@ -319,3 +319,15 @@ TEST_CASE("a fused node with one character changed parses to a graph that round-
   CHECK(parsed > 0);
   CHECK(refused > 0);
 }
+
+TEST_CASE("fused bodies nested absurdly deep are an error, not a stack overflow", "[graph_text]") {
+  auto nested = [](int depth) {
+    std::string text = "graph main(%x: f32[2]) -> (%y: f32[2]) {\n";
+    for (int i = 0; i < depth; ++i) text += "%y = fused(%x) : f32[2] {\n";
+    text += "%y = Relu(%x) : f32[2]\n" + std::string(depth, '}') + "\nreturn %y\n}\n";
+    return text;
+  };
+  REQUIRE_NOTHROW(parse_graph(nested(3), "nested.mgraph"));
+  REQUIRE_THROWS_WITH(parse_graph(nested(20000), "deep.mgraph"),
+                      Catch::Contains("bodies nested more than"));
+}

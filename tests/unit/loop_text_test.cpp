@@ -382,3 +382,15 @@ TEST_CASE("deeply nested input is an error, not a crash", "[loop_text]") {
                      std::string(5000, ')') + "\n}\n";
   REQUIRE_THROWS_WITH(parse_loop_module(deep, "deep.mloop"), Catch::Contains("nested more than"));
 }
+
+TEST_CASE("a long chain of operators is an error, not a deep tree", "[loop_text]") {
+  // 1 + 1 + ... parses without recursing, but into a tree as deep as the chain is long.
+  std::string chain = "func @f(A: i64[1]) {\n  A[0] = 1";
+  for (int i = 0; i < 100000; ++i) chain += " + 1";
+  chain += "\n}\n";
+  REQUIRE_THROWS_WITH(parse_loop_module(chain, "chain.mloop"), Catch::Contains("nested more than"));
+  std::string fine = "func @f(A: i64[1]) {\n  A[0] = 1";
+  for (int i = 0; i < 100; ++i) fine += " + 1";
+  fine += "\n}\n";
+  REQUIRE_NOTHROW(parse_loop_module(fine, "fine.mloop"));
+}

@@ -49,6 +49,11 @@ using graph_text::Token;
 using graph_text::TokenCursor;
 using graph_text::TokenKind;
 
+// Bodies (fused nodes' and graph attributes) nest by recursion, here and in everything
+// that walks them: deeper input is an error rather than a stack overflow (a real graph
+// nests a few levels).
+constexpr int kMaxBodyDepth = 100;
+
 // A `%name: type` of the signature; `type` is empty for `?`.
 struct Parameter {
   Token token;
@@ -293,6 +298,7 @@ class Parser {
       input->has_type = tail.inputs[i]->has_type;
     }
     in_.expect_punct("{");
+    enter_body();
     Scope* outer = scope_;
     scope_ = &scope;
     while (!in_.accept_punct("}")) {
@@ -302,6 +308,7 @@ class Parser {
       }
       read_statement();
     }
+    --body_depth_;
     scope_ = outer;
     for (size_t i = 0; i < outputs.size(); ++i) {
       Value* output = body->find_value(outputs[i].text);
@@ -344,6 +351,12 @@ class Parser {
     return attributes;
   }
 
+  void enter_body() {
+    if (++body_depth_ > kMaxBodyDepth) {
+      in_.error_at(in_.peek(), fmt::format("bodies nested more than {} deep", kMaxBodyDepth));
+    }
+  }
+
   // `graph name(%i: ?) -> (%o: ?) { statements return %o }`: a control-flow body, read into
   // a Graph of its own; its values are typed only where the text gives types.
   GraphAttribute read_graph_attribute() {
@@ -364,9 +377,11 @@ class Parser {
     in_.expect_punct("(");
     std::vector<Parameter> outputs = read_parameters();
     in_.expect_punct("{");
+    enter_body();
     while (!in_.peek().is_keyword("return")) read_statement();
     read_return(outputs);
     in_.expect_punct("}");
+    --body_depth_;
     scope_ = outer;
     return body;
   }
@@ -444,6 +459,7 @@ class Parser {
   Graph graph_;
   Scope top_;              // the top-level graph's scope
   Scope* scope_ = nullptr;  // the scope statements are read into now
+  int body_depth_ = 0;      // how many bodies enclose the statement read now
   std::vector<PendingResource> pending_;
 };
 

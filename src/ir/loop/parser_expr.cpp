@@ -17,6 +17,7 @@
 #include "text_syntax.h"
 
 #include <charconv>
+#include <deque>
 #include <cmath>
 #include <limits>
 
@@ -86,7 +87,13 @@ Expr Parser::expr() {
 Expr Parser::binary(int level) {
   if (level == kUnaryLevel) return unary();
   Expr lhs = binary(level + 1);
+  // Each operator of a chain puts the chain so far one level deeper in the tree (a + b + c
+  // is (a + b) + c), so it counts as a level of nesting until the chain ends: else a line
+  // of thousands of `+` parses into a tree that the printer and every visitor recurse
+  // through until the stack overflows.
+  std::deque<NestingGuard> chain;
   while (const BinaryOp* op = binary_op(in_.peek(), level)) {
+    chain.emplace_back(*this);
     Token at = in_.take();
     Expr rhs = binary(level + 1);
     lhs = build(at, [&] { return op->make(lhs, rhs); });
