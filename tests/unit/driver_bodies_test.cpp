@@ -90,16 +90,16 @@ TEST_CASE("a Loop body that slices at the iteration number runs on reference ker
   REQUIRE(model->compiled_bodies() == 0);
 }
 
-TEST_CASE("Scan and If bodies compile, each branch for itself", "[driver][control]") {
+TEST_CASE("Scan and If bodies compile, each branch for itself, one returning its input",
+          "[driver][control]") {
   const char* text = R"(graph g(%c: bool[], %s0: f32[3], %xs: f32[4,3]) -> (%y: f32[3]) opset 17 {
   %s, %rows = Scan(%s0, %xs) {body=graph step(%s: ?, %x: ?) -> (%n: ?, %n: ?) {
       %p = Mul(%s, %x) : ?
       %n = Add(%p, %x) : ?
       return %n, %n
     }, num_scan_inputs=1} : f32[3], f32[4,3]
-  %y = If(%c, %s) {captures=1, else_branch=graph e(%s: ?) -> (%o: ?) {
-      %o = Neg(%s) : ?
-      return %o
+  %y = If(%c, %s) {captures=1, else_branch=graph e(%s: ?) -> (%s: ?) {
+      return %s
     }, then_branch=graph t(%s: ?) -> (%o: ?) {
       %o = Sigmoid(%s) : ?
       return %o
