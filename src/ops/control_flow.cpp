@@ -167,13 +167,6 @@ LoopLayout loop_layout(const NodeContext& ctx) {
   return layout;
 }
 
-// The body's input types: iteration number, condition, carried values, captures.
-std::vector<TensorType> loop_body_types(std::span<const TensorType> node_inputs) {
-  std::vector<TensorType> types = {{DType::i64, {}}, {DType::boolean, {}}};
-  types.insert(types.end(), node_inputs.begin() + 2, node_inputs.end());
-  return types;
-}
-
 struct LoopRun {
   std::vector<Tensor> carried;
   std::vector<std::vector<Tensor>> scans;  // per scan output, its row of each iteration
@@ -193,13 +186,13 @@ LoopRun run_loop(const NodeContext& ctx, const LoopLayout& layout,
   if (inputs[0]) trips = read_trip_count(ctx, *inputs[0]);
   bool condition = !inputs[1] || read_condition(ctx, *inputs[1], "its condition cond");
 
-  std::vector<TensorType> node_types = {{DType::i64, {}}, {DType::boolean, {}}};
+  // The body's inputs: the iteration number, the condition, the carried values, the
+  // captures; the captures are the same in every iteration.
+  std::vector<TensorType> body_types = {{DType::i64, {}}, {DType::boolean, {}}};
   std::vector<const Tensor*> fixed(2 + layout.carried, nullptr);
-  for (size_t i = 2; i < inputs.size(); ++i) node_types.push_back(inputs[i]->type());
+  for (size_t i = 2; i < inputs.size(); ++i) body_types.push_back(inputs[i]->type());
   for (size_t i = 2 + layout.carried; i < inputs.size(); ++i) fixed.push_back(inputs[i]);
-  runner =
-      std::make_unique<BodyRunner>(ctx, ctx.get_graph("body"), loop_body_types(node_types), fixed,
-                                   bodies);
+  runner = std::make_unique<BodyRunner>(ctx, ctx.get_graph("body"), body_types, fixed, bodies);
   LoopRun run;
   run.typed = runner->typed();
   for (size_t i = 0; i < layout.carried; ++i) run.carried.push_back(*inputs[2 + i]);
@@ -250,21 +243,16 @@ bool hands_condition_on(const Graph& typed) {
 
 std::vector<TensorType> loop_shape(const ShapeContext& ctx) {
   LoopLayout layout = loop_layout(ctx);
-  std::vector<TensorType> node_types = {{DType::i64, {}}, {DType::boolean, {}}};
+  // The body's inputs as in run_loop; only the captures' values may be known.
+  std::vector<TensorType> body_types = {{DType::i64, {}}, {DType::boolean, {}}};
   std::vector<const Tensor*> known(2 + layout.carried, nullptr);
-  for (size_t i = 2; i < ctx.num_inputs(); ++i) node_types.push_back(ctx.input_type(i));
+  for (size_t i = 2; i < ctx.num_inputs(); ++i) body_types.push_back(ctx.input_type(i));
   for (size_t i = 2 + layout.carried; i < ctx.num_inputs(); ++i) {
     known.push_back(ctx.settled_value(i));
   }
-  std::vector<TensorType> carried(node_types.begin() + 2, node_types.begin() + 2 + layout.carried);
-  std::unique_ptr<Graph> typed;
-  try {
-    typed = type_body(ctx, ctx.get_graph("body"), loop_body_types(node_types), known);
-  } catch (const InternalError&) {
-    throw;
-  } catch (const Error&) {
-    // its shapes depend on values that change: run it below
-  }
+  std::vector<TensorType> carried(body_types.begin() + 2, body_types.begin() + 2 + layout.carried);
+  // Null where its shapes depend on values that change: then it runs below.
+  std::unique_ptr<Graph> typed = try_type_body(ctx, ctx.get_graph("body"), body_types, known);
   if (typed) {
     std::vector<TensorType> body = output_types(*typed);
     for (size_t c = 0; c < layout.carried; ++c) {

@@ -263,14 +263,9 @@ std::vector<TensorType> scan_shape(const ShapeContext& ctx) {
     known.push_back(capture ? ctx.settled_value(i) : nullptr);
   }
   int64_t length = scan_length(ctx, layout, types);
-  std::unique_ptr<Graph> typed;
-  try {
-    typed = type_body(ctx, ctx.get_graph("body"), body_types(layout, types), known);
-  } catch (const InternalError&) {
-    throw;
-  } catch (const Error&) {
-    // its shapes depend on the values it is given: run it below
-  }
+  // Null where its shapes depend on the values it is given: then it runs below.
+  std::unique_ptr<Graph> typed =
+      try_type_body(ctx, ctx.get_graph("body"), body_types(layout, types), known);
   if (!typed) {
     std::vector<const Tensor*> values;
     for (size_t i = 0; i < ctx.num_inputs(); ++i) {

@@ -75,6 +75,18 @@ std::unique_ptr<Graph> type_body(const NodeContext& ctx, const Graph& body,
   return typed;
 }
 
+std::unique_ptr<Graph> try_type_body(const NodeContext& ctx, const Graph& body,
+                                     std::span<const TensorType> types,
+                                     std::span<const Tensor* const> known) {
+  try {
+    return type_body(ctx, body, types, known);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
 std::vector<TensorType> output_types(const Graph& typed) {
   std::vector<TensorType> types;
   for (const Value* output : typed.outputs()) types.push_back(output->type);
@@ -87,13 +99,7 @@ BodyRunner::BodyRunner(const NodeContext& ctx, const Graph& body, std::vector<Te
   check_input_count(ctx, body, types.size());
   // A body whose shapes need a changing value (a Slice at the iteration number) cannot be
   // typed once; run() types it for each run instead.
-  try {
-    typed_ = type_body(ctx, body, types, fixed);
-  } catch (const InternalError&) {
-    throw;
-  } catch (const Error&) {
-    typed_ = nullptr;
-  }
+  typed_ = try_type_body(ctx, body, types, fixed);
 }
 
 std::vector<Tensor> BodyRunner::run(std::span<const Tensor* const> inputs) const {

@@ -35,6 +35,12 @@ std::unique_ptr<Graph> type_body(const NodeContext& ctx, const Graph& body,
                                  std::span<const TensorType> types,
                                  std::span<const Tensor* const> known);
 
+// type_body's copy, or null where typing fails for any reason but a bug in minic: a shape
+// inside depends on a value that is not known. Callers then run the body on values.
+std::unique_ptr<Graph> try_type_body(const NodeContext& ctx, const Graph& body,
+                                     std::span<const TensorType> types,
+                                     std::span<const Tensor* const> known);
+
 // The types of a typed body's outputs.
 std::vector<TensorType> output_types(const Graph& typed);
 
