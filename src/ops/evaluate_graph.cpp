@@ -10,6 +10,7 @@
 //
 // Chapter: docs/module2-graph-ir.md#5-the-reference-interpreter-srcruntimeinterpretercpp
 #include <unordered_map>
+#include <unordered_set>
 
 #include "minic/ops/shape_inference.h"
 
@@ -20,14 +21,16 @@ std::vector<Tensor> evaluate_graph(const Graph& graph, std::span<const Tensor* c
   std::unordered_map<const Value*, Tensor> live;
   for (size_t i = 0; i < inputs.size(); ++i) live.emplace(graph.inputs()[i], *inputs[i]);
 
-  // How many uses of each value remain; a graph output is never freed.
+  // How many uses of each value remain. A graph output is never freed: it counts one use
+  // more than its nodes make (once, however many times the graph returns it).
   std::unordered_map<const Value*, int> remaining_uses;
   for (const Node* node : graph.nodes()) {
     for (const Value* input : node->inputs()) {
       if (input) ++remaining_uses[input];
     }
   }
-  for (const Value* output : graph.outputs()) remaining_uses[output] += 1 << 30;
+  std::unordered_set<const Value*> returned(graph.outputs().begin(), graph.outputs().end());
+  for (const Value* output : returned) ++remaining_uses[output];
 
   auto tensor_of = [&](const Value* value) -> const Tensor* {
     if (value->constant) return value->constant.get();
