@@ -220,12 +220,19 @@ const codegen::CompiledModule& CompiledModel::code() const {
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs,
                                        std::vector<runtime::StepProfile>* profile) {
+  std::vector<const Tensor*> pointers;
+  for (const Tensor& input : inputs) pointers.push_back(&input);
+  return run_in_place(pointers, profile);
+}
+
+std::vector<Tensor> CompiledModel::run_in_place(std::span<const Tensor* const> inputs,
+                                                std::vector<runtime::StepProfile>* profile) {
   if (!cannot_run_.empty()) fail("{}", cannot_run_);
   if (!checked_target_ && target_.is_cpu()) {
     codegen::check_runs_here(target_);
     checked_target_ = true;
   }
-  return executor_.run(inputs, profile);
+  return executor_.run_in_place(inputs, profile);
 }
 
 namespace {

@@ -5,6 +5,8 @@
 
 #include "minic/ops/shape_inference.h"
 
+#include <algorithm>
+
 namespace minic {
 
 namespace {
@@ -34,25 +36,33 @@ std::unique_ptr<Graph> typed_copy(const Graph& body, int opset,
 
 std::optional<std::vector<Tensor>> CompiledBodies::run(const Graph& body, int opset,
                                                        std::span<const Tensor* const> inputs) {
-  std::string key = fmt::format("{}", static_cast<const void*>(&body));
-  for (const Tensor* input : inputs) key += " " + type_string(input->type());
-  auto it = models_.find(key);
-  if (it == models_.end()) {
-    std::unique_ptr<CompiledModel> model;
-    if (std::unique_ptr<Graph> typed = typed_copy(body, opset, inputs)) {
-      model = compile_model(std::move(*typed), options_);
+  std::vector<Compiled>& compiled = models_[&body];
+  auto same_types = [&](const Compiled& entry) {
+    if (entry.types.size() != inputs.size()) return false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (entry.types[i] != inputs[i]->type()) return false;
     }
-    it = models_.emplace(key, std::move(model)).first;
+    return true;
+  };
+  auto it = std::find_if(compiled.begin(), compiled.end(), same_types);
+  if (it == compiled.end()) {
+    Compiled entry;
+    for (const Tensor* input : inputs) entry.types.push_back(input->type());
+    if (std::unique_ptr<Graph> typed = typed_copy(body, opset, inputs)) {
+      entry.model = compile_model(std::move(*typed), options_);
+    }
+    compiled.push_back(std::move(entry));
+    it = compiled.end() - 1;
   }
-  if (!it->second) return std::nullopt;
-  std::vector<Tensor> args;
-  for (const Tensor* input : inputs) args.push_back(*input);
-  return it->second->run(args);
+  if (!it->model) return std::nullopt;
+  return it->model->run_in_place(inputs);
 }
 
 int CompiledBodies::compiled() const {
   int count = 0;
-  for (const auto& [key, model] : models_) count += model != nullptr;
+  for (const auto& [body, entries] : models_) {
+    for (const Compiled& entry : entries) count += entry.model != nullptr;
+  }
   return count;
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "minic/driver/compile.h"
 #include "minic/ops/op.h"
@@ -33,9 +34,16 @@ class CompiledBodies : public BodyEvaluator {
   int compiled() const;
 
  private:
+  // A body compiled for one list of input types: null where it cannot be compiled.
+  struct Compiled {
+    std::vector<TensorType> types;
+    std::unique_ptr<CompiledModel> model;
+  };
+
   CompileOptions options_;
-  // By body and input types: the compiled body, or null where it cannot be compiled.
-  std::map<std::string, std::unique_ptr<CompiledModel>> models_;
+  // By body, then by input types (found by comparing them: a body runs at every iteration,
+  // so the lookup allocates nothing).
+  std::map<const Graph*, std::vector<Compiled>> models_;
 };
 
 }  // namespace minic

@@ -11,7 +11,6 @@
 #include "execution_plan.h"
 
 #include "minic/ops/shape_inference.h"
-#include "minic/runtime/interpreter.h"
 #include "minic/support/error.h"
 
 #include <algorithm>
@@ -34,24 +33,33 @@ runtime::KernelCall reference_kernel_call(const Node& node, int opset,
   std::vector<const Value*> args = kernel_arguments(node);
   size_t num_inputs = args.size() - node.outputs().size();
   return [&node, opset, args, num_inputs, bodies](void** pointers) {
-    std::vector<Tensor> inputs;
+    // Each argument as a tensor: a constant is read where the graph holds it (a Scan's
+    // captured weights are not copied at every call), any other value copied in.
+    std::vector<Tensor> copies(num_inputs);
+    std::vector<const Tensor*> inputs;
     for (size_t i = 0; i < num_inputs; ++i) {
-      Tensor tensor(args[i]->type);
-      // (An empty tensor may have a null buffer, which memcpy may not be given.)
-      if (!tensor.bytes().empty()) {
-        std::memcpy(tensor.bytes().data(), pointers[i], tensor.bytes().size());
+      if (args[i]->is_constant()) {
+        inputs.push_back(args[i]->constant.get());
+        continue;
       }
-      inputs.push_back(std::move(tensor));
+      copies[i] = Tensor(args[i]->type);
+      // (An empty tensor may have a null buffer, which memcpy may not be given.)
+      if (!copies[i].bytes().empty()) {
+        std::memcpy(copies[i].bytes().data(), pointers[i], copies[i].bytes().size());
+      }
+      inputs.push_back(&copies[i]);
     }
     std::vector<Tensor> results;
     if (node.is_fused()) {
-      results = interpret(*node.body, inputs);
+      // The body's inputs are the node's distinct arguments, of their types (the verifier
+      // checks it).
+      results = evaluate_graph(*node.body, inputs);
     } else {
       // Each input of the node is one of the distinct arguments (or omitted).
       std::vector<const Tensor*> node_inputs;
       for (const Value* input : node.inputs()) {
         auto it = std::find(args.begin(), args.begin() + num_inputs, input);
-        node_inputs.push_back(input ? &inputs[it - args.begin()] : nullptr);
+        node_inputs.push_back(input ? inputs[it - args.begin()] : nullptr);
       }
       results = evaluate_node(node, opset, node_inputs, bodies.get());
     }

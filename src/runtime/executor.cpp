@@ -47,22 +47,29 @@ void* Executor::allocate(int64_t bytes) {
   return memory_.back().get();
 }
 
-void Executor::check_inputs(const std::vector<Tensor>& inputs) const {
+void Executor::check_inputs(std::span<const Tensor* const> inputs) const {
   if (inputs.size() != plan_.inputs.size()) {
     fail("the model takes {} input{}, given {}", plan_.inputs.size(),
          plan_.inputs.size() == 1 ? "" : "s", inputs.size());
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const PlanBuffer& buffer = plan_.buffers[plan_.inputs[i]];
-    if (inputs[i].type() != buffer.type) {
+    if (inputs[i]->type() != buffer.type) {
       fail("input '{}' must be {}, not {}", buffer.name, type_string(buffer.type),
-           type_string(inputs[i].type()));
+           type_string(inputs[i]->type()));
     }
   }
 }
 
 std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs,
                                   std::vector<StepProfile>* profile) {
+  std::vector<const Tensor*> pointers;
+  for (const Tensor& input : inputs) pointers.push_back(&input);
+  return run_in_place(pointers, profile);
+}
+
+std::vector<Tensor> Executor::run_in_place(std::span<const Tensor* const> inputs,
+                                           std::vector<StepProfile>* profile) {
   check_inputs(inputs);
   const bool in_place = device_->shares_host_memory();
   std::vector<void*> address = address_;
@@ -72,10 +79,10 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs,
     int b = plan_.inputs[i];
     if (in_place) {
       // Kernels only read inputs; the cast drops const for the common calling convention.
-      address[b] = const_cast<std::byte*>(inputs[i].bytes().data());
+      address[b] = const_cast<std::byte*>(inputs[i]->bytes().data());
     } else {
-      device_->copy_to_device(address[b], inputs[i].bytes().data(),
-                              static_cast<int64_t>(inputs[i].bytes().size()));
+      device_->copy_to_device(address[b], inputs[i]->bytes().data(),
+                              static_cast<int64_t>(inputs[i]->bytes().size()));
     }
   }
   // 2. The result tensors, one per buffer of kind output.

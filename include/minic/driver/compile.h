@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,9 @@ class CompiledModel {
   // Runs the model; Error if its code cannot run on this machine (codegen::check_runs_here).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           std::vector<runtime::StepProfile>* profile = nullptr);
+  // The same on tensors held elsewhere, read in place.
+  std::vector<Tensor> run_in_place(std::span<const Tensor* const> inputs,
+                                   std::vector<runtime::StepProfile>* profile = nullptr);
 
  private:
   Graph graph_;

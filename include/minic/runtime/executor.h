@@ -27,6 +27,7 @@
 
 #include <memory>
 #include <string>
+#include <span>
 #include <vector>
 
 namespace minic::runtime {
@@ -81,6 +82,10 @@ class Executor {
   // otherwise) and returns its outputs. With `profile`, also the time of every step.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           std::vector<StepProfile>* profile = nullptr);
+  // The same on tensors held elsewhere, read in place (a compiled control-flow body runs
+  // so at every iteration, on its states and on the outer values it captures).
+  std::vector<Tensor> run_in_place(std::span<const Tensor* const> inputs,
+                                   std::vector<StepProfile>* profile = nullptr);
 
  private:
   struct FreeOnDevice {
@@ -88,7 +93,7 @@ class Executor {
     void operator()(void* memory) const { device->free(memory); }
   };
 
-  void check_inputs(const std::vector<Tensor>& inputs) const;
+  void check_inputs(std::span<const Tensor* const> inputs) const;
   void* allocate(int64_t bytes);
   // One step, on `args` (device addresses); the milliseconds it took when `timed`.
   double run_step(const PlanStep& step, std::vector<void*>& args, bool timed);
