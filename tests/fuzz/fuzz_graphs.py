@@ -8,8 +8,9 @@ graph (`interp`), the compiled CPU code after the default passes (`llvm`), and t
 schedules on the loop interpreter (`emulate`). Every output must agree with ORT's within
 rtol 1e-3, atol 1e-4, or, where ORT departs from ONNX's own reference implementation
 (onnx.reference: NaN in reductions), with the reference's. A graph on which the two
-references disagree is "unstable": rounding decides its outputs, and it is reported but
-not counted. A graph fails when minic stops with an error (an internal error
+references disagree, or whose outputs change beyond the tolerance when errors of float32
+rounding's size are put after every node (ONNX's reference on the graph turned to double,
+twice), is "unstable": rounding decides its outputs, and it is reported but not counted. A graph fails when minic stops with an error (an internal error
 above all: the graphs are valid), crashes, times out, or disagrees.
 
 A failing graph is shrunk to a small one that fails the same way: first the cone of the
@@ -50,6 +51,9 @@ from compare_with_ort import (compare, input_args, random_inputs, read_outputs, 
                               run_onnxruntime)
 
 RTOL, ATOL = 1e-3, 1e-4
+# The relative error rounding_decides puts after every node: 8 units of float32 roundoff
+# (2^-24 each), what a sum of a few dozen terms added in another order may leave.
+NOISE = 2.0 ** -21
 onnxruntime.set_default_logger_severity(3)  # errors only: no notes on unused initializers
 CONFIGS = {  # name -> the `minic run` arguments
     "interp": ["--backend", "interp", "--passes", "none"],
@@ -101,12 +105,87 @@ def onnx_reference(path, inputs):
             return None
 
 
+def as_float64(model):
+    """The model computing in double: every float tensor (inputs, outputs, initializers,
+    inferred values) and every Cast to float becomes double. Integer and bool values stay."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    graph = model.graph
+    for value in [*graph.input, *graph.output, *graph.value_info]:
+        if value.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+            value.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    for k, tensor in enumerate(graph.initializer):
+        if tensor.data_type == onnx.TensorProto.FLOAT:
+            array = onnx.numpy_helper.to_array(tensor).astype(np.float64)
+            graph.initializer[k].CopyFrom(onnx.numpy_helper.from_array(array, tensor.name))
+    for node in graph.node:
+        for attribute in node.attribute:
+            if node.op_type == "Cast" and attribute.name == "to" and \
+                    attribute.i == onnx.TensorProto.FLOAT:
+                attribute.i = onnx.TensorProto.DOUBLE
+    return model
+
+
+def with_rounding_noise(model, rng):
+    """The model in double (as_float64) with every float value a node computes multiplied
+    by 1 + u * 2^-23, u uniform in [-1, 1] for each element: the rounding error float32
+    arithmetic may leave there, made explicit."""
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in inferred.graph.value_info
+              if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
+    for v in inferred.graph.output:
+        if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+            shapes[v.name] = [d.dim_value for d in v.type.tensor_type.shape.dim]
+    noisy = as_float64(model)
+    graph = noisy.graph
+    nodes = []
+    for node in graph.node:
+        nodes.append(node)
+        for k, name in enumerate(node.output):
+            if name not in shapes:
+                continue
+            exact = f"{name}_exact"
+            node.output[k] = exact
+            factor = 1 + rng.uniform(-1, 1, size=shapes[name]) * NOISE
+            graph.initializer.append(onnx.numpy_helper.from_array(factor, f"{name}_noise"))
+            nodes.append(helper.make_node("Mul", [exact, f"{name}_noise"], [name]))
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return noisy
+
+
+def rounding_decides(path, inputs, trials=2):
+    """True if rounding errors of float32's size, put after every node (with_rounding_noise),
+    change the model's outputs beyond the tolerance: as in a normalisation of rows that are
+    constant in exact arithmetic, whose variance is then rounding noise scaled by
+    1/sqrt(epsilon). No answer from minic can be judged on such a graph at this tolerance.
+    None where ONNX's reference cannot run the model in double."""
+    doubles = {name: np.asarray(array, np.float64) if np.asarray(array).dtype == np.float32
+               else array for name, array in inputs.items()}
+    stem = path[:-len(".onnx")]
+    onnx.save(as_float64(onnx.load(path)), f"{stem}-f64.onnx")
+    exact = onnx_reference(f"{stem}-f64.onnx", doubles)
+    if exact is None:
+        return None
+    rng = np.random.default_rng(0)
+    for trial in range(trials):
+        onnx.save(with_rounding_noise(onnx.load(path), rng), f"{stem}-noisy.onnx")
+        noisy = onnx_reference(f"{stem}-noisy.onnx", doubles)
+        if noisy is None:
+            return None
+        if not agree(exact, noisy):
+            return True
+    return False
+
+
 def check_model(minic, model, configs, work_dir, timeout, seed=0):
     """The first failure of the model in any configuration, or None. Outputs that differ
     from ORT's are judged again by ONNX's reference implementation: minic passes if it
     agrees with the reference (ORT departs from it in places: its ReduceMax skips a NaN
     that is not the first element); if the two references disagree with each other, the
-    graph is "unstable" (rounding decides its outputs at this tolerance), not a failure.
+    graph is "unstable" (rounding decides its outputs at this tolerance), not a failure; so
+    is one whose outputs change when rounding errors are put after its nodes
+    (rounding_decides).
     A model ONNX Runtime cannot run is a generator bug and raises."""
     path = os.path.join(work_dir, "model.onnx")
     onnx.save(model, path)
@@ -123,6 +202,8 @@ def check_model(minic, model, configs, work_dir, timeout, seed=0):
             continue
         if reference is not None and not agree(reference, expected):
             return f"unstable: ONNX Runtime and ONNX's reference disagree ({config} ran)"
+        if rounding_decides(path, inputs):
+            return f"unstable: float32 rounding decides its outputs ({config} ran)"
         return f"mismatch: {config} disagrees with ONNX Runtime and ONNX's reference"
     return None
 
