@@ -24,7 +24,7 @@ from compare_with_ort import random_inputs  # the model tests' input generator
 
 LIGHT_MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
                 "shufflenet", "squeezenet", "vgg19", "zfnet512"]
-BUILT_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "loop_rnn"]
+BUILT_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "loop_rnn", "lstm_tagger"]
 SQUARE_GEMMS = [256, 512, 1024, 2048]
 # BERT-base-like layer at sequence length 128, hidden 256, FFN 1024 (the example encoder):
 # Q/K/V/output projections, FFN up, FFN down. M x K x N.

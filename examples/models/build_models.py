@@ -292,6 +292,35 @@ def build_loop_rnn():
     return g.model("A 100-step recurrence as a Loop, hidden 256, random weights (minic example)")
 
 
+# -- lstm_tagger: a bidirectional LSTM over a sequence, then a classifier per step --------
+
+LSTM_TAGGER = {"seq": 64, "input": 128, "hidden": 256, "classes": 32}
+
+
+def build_lstm_tagger():
+    """A CRNN-style head: bidirectional LSTM (hidden 256) over 64 steps of 128 features,
+    then per step a linear layer to 32 classes and Softmax."""
+    from onnx import helper
+    g = GraphBuilder("lstm_tagger", SEED)
+    seq, n_in, hidden, classes = (LSTM_TAGGER[k] for k in ["seq", "input", "hidden", "classes"])
+    x = g.input("features", np.float32, [seq, 1, n_in])
+    std = 1.0 / np.sqrt(hidden)
+    w = g.const("lstm.W", g.uniform((2, 4 * hidden, n_in), -std, std))
+    r = g.const("lstm.R", g.uniform((2, 4 * hidden, hidden), -std, std))
+    b = g.const("lstm.B", g.uniform((2, 8 * hidden), -std, std))
+    g.nodes.append(helper.make_node("LSTM", [x, w, r, b], ["lstm_y"], name="/lstm",
+                                    direction="bidirectional", hidden_size=hidden))
+    # Y [seq, 2, 1, hidden] -> [seq, 1, 2, hidden] -> [seq, 2 * hidden]
+    y = g.op("Transpose", ["lstm_y"], perm=[0, 2, 1, 3])
+    y = g.op("Reshape", [y, g.constant("rows", np.array([seq, 2 * hidden], np.int64))])
+    y = g.linear(y, "classifier", 2 * hidden, classes, 1.0 / np.sqrt(2 * hidden))
+    g.op("Softmax", [y], name="softmax", axis=-1)
+    rename_last_output(g, "tags")
+    g.output("tags", np.float32, [seq, classes])
+    return g.model("Bidirectional LSTM tagger, hidden 256, 64 steps, random weights "
+                   "(minic example)")
+
+
 # -- driver -------------------------------------------------------------------------------
 
 MODELS = {
@@ -301,6 +330,7 @@ MODELS = {
     "mobilenetv2": build_mobilenetv2,
     "bert_encoder": build_bert_encoder,
     "loop_rnn": build_loop_rnn,
+    "lstm_tagger": build_lstm_tagger,
 }
 
 

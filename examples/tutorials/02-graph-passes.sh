@@ -50,7 +50,21 @@ expect "fused(" "$work/out.txt"
 #    graph on random inputs before and after each pass, and the outputs must agree.
 step "$minic" opt "$work/block.mgraph" --verify-each=numeric --time-passes
 
-# 6. A real network: the ResNet-50 light model before and after the pipeline.
+# 6. expand-recurrent: a GRU becomes the projection of its input for every step at once
+#    (MatMul) and a Scan over time whose body is one step of the cell, in ops that
+#    compile. The numeric check compares the rewritten graph with GRU's reference kernel.
+cat > "$work/gru.mgraph" <<'GRAPH'
+graph tagger(%x: f32[8,1,4], %w: f32[1,9,4], %r: f32[1,9,3]) -> (%y_h: f32[1,1,3]) opset 17 {
+  %y, %y_h = GRU(%x, %w, %r) {hidden_size=3}
+  return %y_h
+}
+GRAPH
+step "$minic" opt "$work/gru.mgraph" --passes=expand-recurrent --verify-each=numeric \
+    | tee "$work/out.txt"
+expect "= Scan(" "$work/out.txt"
+expect "body=graph gru_forward" "$work/out.txt"
+
+# 7. A real network: the ResNet-50 light model before and after the pipeline.
 #    The build links onnx-data, beside the minic binary, to ONNX's test data.
 model="$(dirname "$minic")/onnx-data/light/light_resnet50.onnx"
 [ -f "$model" ] || { echo "no $model: configure the build first (scripts/demo.sh)" >&2; exit 1; }

@@ -26,7 +26,10 @@
 // LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu), the ONNX operators' defaults
 // where the lists run out. The kernel computes in double. The ops' form has not changed
 // since opset 7 apart from layout (14) and bfloat16 (22); opset 1 had `output_sequence`.
-// Fusion kind: opaque.
+// Fusion kind: opaque. In a compiled model the graph pass expand-recurrent
+// (src/passes/graph/expand_recurrent.cpp) replaces most such nodes by a Scan over their
+// cell written in ops that compile; this kernel runs the rest, and every interpreted run.
+// The attributes are read by read_recurrent_form (minic/ops/recurrent.h) for both.
 //
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #include "float_compute.h"
@@ -132,61 +135,62 @@ std::vector<Activation> read_activations(const NodeContext& ctx, const Recurrent
   return activations;
 }
 
-enum class Direction { forward, reverse, bidirectional };
+// The op of `ctx`'s node: LSTM, GRU or RNN.
+const RecurrentOp& recurrent_op(const NodeContext& ctx) {
+  if (ctx.node().op == "LSTM") return kLstm;
+  if (ctx.node().op == "GRU") return kGru;
+  MINIC_CHECK(ctx.node().op == "RNN");
+  return kRnn;
+}
 
-struct RecurrentAttributes {
-  Direction direction = Direction::forward;
-  int64_t directions = 1;  // 2 for bidirectional
-  int64_t hidden = 0;
-  bool batch_first = false;  // layout = 1
-  std::optional<double> clip;
-  std::vector<Activation> activations;  // directions times the cell's count
-  bool linear_before_reset = false;     // GRU
-  bool input_forget = false;            // LSTM
+}  // namespace
 
-  // `r` is R's type (rank 3), which gives hidden_size where the attribute is omitted.
-  static RecurrentAttributes read(const NodeContext& ctx, const RecurrentOp& op,
-                                  const TensorType& r) {
-    RecurrentAttributes a;
-    const std::string direction = ctx.get_string("direction", "forward");
-    if (direction == "forward") {
-      a.direction = Direction::forward;
-    } else if (direction == "reverse") {
-      a.direction = Direction::reverse;
-    } else if (direction == "bidirectional") {
-      a.direction = Direction::bidirectional;
-      a.directions = 2;
-    } else {
-      ctx.fail("direction '{}' is not forward, reverse or bidirectional", direction);
-    }
-    a.hidden = ctx.get_int("hidden_size", r.shape[2]);
-    if (a.hidden != r.shape[2]) {
-      ctx.fail("hidden_size is {} but R {} has hidden size {}", a.hidden, type_string(r),
-               r.shape[2]);
-    }
-    if (ctx.has_attr("layout") && ctx.opset() < 14) {
-      ctx.fail("attribute 'layout' exists from opset 14 on; the model's opset is {}",
-               ctx.opset());
-    }
-    const int64_t layout = ctx.get_int("layout", 0);
-    if (layout != 0 && layout != 1) ctx.fail("layout must be 0 or 1, not {}", layout);
-    a.batch_first = layout == 1;
-    if (ctx.has_attr("clip")) {
-      a.clip = ctx.get_float("clip", 0);
-      if (!(*a.clip > 0)) ctx.fail("clip must be positive, not {}", *a.clip);
-    }
-    a.activations = read_activations(ctx, op, a.directions);
-    if (&op == &kGru) a.linear_before_reset = ctx.get_int("linear_before_reset", 0) != 0;
-    if (&op == &kLstm) {
-      const int64_t input_forget = ctx.get_int("input_forget", 0);
-      if (input_forget != 0 && input_forget != 1) {
-        ctx.fail("input_forget must be 0 or 1, not {}", input_forget);
-      }
-      a.input_forget = input_forget == 1;
-    }
-    return a;
+RecurrentForm read_recurrent_form(const NodeContext& ctx, const TensorType& r) {
+  const RecurrentOp& op = recurrent_op(ctx);
+  RecurrentForm a;
+  a.gates = op.gates;
+  a.has_cell_state = op.has_cell_state;
+  a.per_direction = op.default_activations.size();
+  const std::string direction = ctx.get_string("direction", "forward");
+  if (direction == "forward") {
+    a.direction = Direction::forward;
+  } else if (direction == "reverse") {
+    a.direction = Direction::reverse;
+  } else if (direction == "bidirectional") {
+    a.direction = Direction::bidirectional;
+    a.directions = 2;
+  } else {
+    ctx.fail("direction '{}' is not forward, reverse or bidirectional", direction);
   }
-};
+  a.hidden = ctx.get_int("hidden_size", r.shape[2]);
+  if (a.hidden != r.shape[2]) {
+    ctx.fail("hidden_size is {} but R {} has hidden size {}", a.hidden, type_string(r),
+             r.shape[2]);
+  }
+  if (ctx.has_attr("layout") && ctx.opset() < 14) {
+    ctx.fail("attribute 'layout' exists from opset 14 on; the model's opset is {}",
+             ctx.opset());
+  }
+  const int64_t layout = ctx.get_int("layout", 0);
+  if (layout != 0 && layout != 1) ctx.fail("layout must be 0 or 1, not {}", layout);
+  a.batch_first = layout == 1;
+  if (ctx.has_attr("clip")) {
+    a.clip = ctx.get_float("clip", 0);
+    if (!(*a.clip > 0)) ctx.fail("clip must be positive, not {}", *a.clip);
+  }
+  a.activations = read_activations(ctx, op, a.directions);
+  if (&op == &kGru) a.linear_before_reset = ctx.get_int("linear_before_reset", 0) != 0;
+  if (&op == &kLstm) {
+    const int64_t input_forget = ctx.get_int("input_forget", 0);
+    if (input_forget != 0 && input_forget != 1) {
+      ctx.fail("input_forget must be 0 or 1, not {}", input_forget);
+    }
+    a.input_forget = input_forget == 1;
+  }
+  return a;
+}
+
+namespace {
 
 // The sizes, and where element (t, b) of X, (t, d, b) of Y and (d, b) of a state start in
 // row-major order under either layout.
@@ -194,7 +198,7 @@ struct Dims {
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, directions = 1;
   bool batch_first = false;
 
-  static Dims of(const TensorType& x, const RecurrentAttributes& a) {
+  static Dims of(const TensorType& x, const RecurrentForm& a) {
     return {.seq = x.shape[a.batch_first ? 1 : 0],
             .batch = x.shape[a.batch_first ? 0 : 1],
             .input = x.shape[2],
@@ -248,7 +252,7 @@ std::vector<TensorType> recurrent_shape(const ShapeContext& ctx, const Recurrent
   if (x.rank() != 3) ctx.fail("input X must have rank 3, not {}", type_string(x));
   const TensorType& r = ctx.input_type(kR);
   if (r.rank() != 3) ctx.fail("input R must have rank 3, not {}", type_string(r));
-  const RecurrentAttributes a = RecurrentAttributes::read(ctx, op, r);
+  const RecurrentForm a = read_recurrent_form(ctx, r);
   const Dims dims = Dims::of(x, a);
   const int64_t rows = op.gates * a.hidden;
   check_input(ctx, kW, "W", x.dtype, {a.directions, rows, dims.input});
@@ -283,7 +287,7 @@ std::vector<double> values_or_zeros(const KernelContext& ctx, size_t index, int6
 
 std::vector<Tensor> recurrent_kernel(const KernelContext& ctx, const RecurrentOp& op) {
   const Tensor& x_tensor = ctx.input(kX);
-  const RecurrentAttributes a = RecurrentAttributes::read(ctx, op, ctx.input(kR).type());
+  const RecurrentForm a = read_recurrent_form(ctx, ctx.input(kR).type());
   const Dims dims = Dims::of(x_tensor.type(), a);
   const int64_t rows = op.gates * a.hidden;
   const int64_t state_size = num_elements(dims.state_shape());
@@ -306,7 +310,7 @@ std::vector<Tensor> recurrent_kernel(const KernelContext& ctx, const RecurrentOp
 
   std::vector<double> y(num_elements(dims.y_shape()), 0.0);
   std::vector<double> y_h(state_size, 0.0), y_c(state_size, 0.0);
-  const size_t per_direction = op.default_activations.size();
+  const size_t per_direction = a.per_direction;
   for (int64_t d = 0; d < a.directions; ++d) {
     auto slice = [d](const std::vector<double>& all, int64_t size) {
       return std::span<const double>(all).subspan(d * size, size);
@@ -324,7 +328,7 @@ std::vector<Tensor> recurrent_kernel(const KernelContext& ctx, const RecurrentOp
         .clip = a.clip,
         .linear_before_reset = a.linear_before_reset,
         .input_forget = a.input_forget};
-    const bool backward = a.direction == Direction::reverse || d == 1;
+    const bool backward = a.backward(d);
     for (int64_t b = 0; b < dims.batch; ++b) {
       const int64_t state = dims.state_offset(d, b);
       std::vector<double> h(initial_h.begin() + state, initial_h.begin() + state + a.hidden);

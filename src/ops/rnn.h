@@ -1,5 +1,6 @@
 // What the recurrent ops share between the loop over time (rnn.cpp) and their cells
-// (rnn_cells.cpp): the activation functions and what one cell step reads.
+// (rnn_cells.cpp): what one cell step reads. The activation functions are in
+// minic/ops/recurrent.h.
 //
 // Course module 2. A cell is one time step of one direction for one batch entry: it reads
 // the input x_t and the state (the hidden state h, and for LSTM the cell state c) and
@@ -14,30 +15,9 @@
 #include <span>
 #include <vector>
 
+#include "minic/ops/recurrent.h"
+
 namespace minic {
-
-// One of the activation functions the recurrent ops name in their `activations`
-// attribute, with the alpha and beta it takes (unused ones stay 0).
-struct Activation {
-  enum class Kind {
-    relu,              // max(0, x)
-    tanh,              // tanh(x)
-    sigmoid,           // 1 / (1 + e^-x)
-    affine,            // alpha * x + beta
-    leaky_relu,        // x >= 0 ? x : alpha * x
-    thresholded_relu,  // x >= alpha ? x : 0
-    scaled_tanh,       // alpha * tanh(beta * x)
-    hard_sigmoid,      // min(max(alpha * x + beta, 0), 1)
-    elu,               // x >= 0 ? x : alpha * (e^x - 1)
-    softsign,          // x / (1 + |x|)
-    softplus,          // log(1 + e^x)
-  };
-  Kind kind = Kind::tanh;
-  double alpha = 0;
-  double beta = 0;
-
-  double operator()(double x) const;
-};
 
 // What one cell step reads: one direction's weights, as row-major arrays of doubles,
 // and the op's attributes. `gates` is 4 for LSTM (gates i, o, f, c), 3 for GRU (z, r, h)

@@ -2,7 +2,7 @@
 // or a .mgraph file, parsed, typed again and verified; and the list of passes to run.
 // Course module 2.
 //
-// Chapter: docs/module2-graph-passes.md#6-seeing-it
+// Chapter: docs/module2-graph-passes.md#7-seeing-it
 #include "graph_input.h"
 
 #include "run_inputs.h"

@@ -1,7 +1,7 @@
 // What the graph-level subcommands (opt, viz) read: an ONNX model or a .mgraph file, and
 // a list of passes. Course module 2.
 //
-// Chapter: docs/module2-graph-passes.md#6-seeing-it
+// Chapter: docs/module2-graph-passes.md#7-seeing-it
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -27,7 +27,7 @@
 //
 // The pass flags apply to every pass that runs: the graph passes, then the loop passes.
 //
-// Chapter: docs/module2-graph-passes.md#6-seeing-it
+// Chapter: docs/module2-graph-passes.md#7-seeing-it
 #include "commands.h"
 #include "common_options.h"
 #include "graph_input.h"

@@ -11,7 +11,7 @@
 // `-o FILE.dot` writes the DOT text, `-o -` prints it; `-o FILE.svg` pipes it through
 // Graphviz's `dot -Tsvg`, which must be on PATH.
 //
-// Chapter: docs/module2-graph-passes.md#6-seeing-it
+// Chapter: docs/module2-graph-passes.md#7-seeing-it
 #include "commands.h"
 #include "common_options.h"
 #include "graph_input.h"

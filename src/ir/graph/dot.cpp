@@ -13,7 +13,7 @@
 // A value without a shape (a large constant that is left out) draws no edge.
 // Every id is built from positions, so the same graph always gives the same text.
 //
-// Chapter: docs/module2-graph-passes.md#6-seeing-it
+// Chapter: docs/module2-graph-passes.md#7-seeing-it
 #include "minic/ir/graph/dot.h"
 
 #include <fmt/format.h>

@@ -8,7 +8,7 @@
 // share. The common ancestor of two nodes is found by climbing from the deeper one until
 // both meet. Cost: O(edges × tree depth), small for the graphs of neural networks.
 //
-// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
+// Chapter: docs/module2-graph-passes.md#6-operator-fusion-fuse-ops
 #include "dominators.h"
 
 #include "minic/support/error.h"

@@ -7,7 +7,7 @@
 // its consumers' paths meet again: fusing everything between the two leaves no path out
 // of the group and back in.
 //
-// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
+// Chapter: docs/module2-graph-passes.md#6-operator-fusion-fuse-ops
 #pragma once
 
 #include <vector>

@@ -53,7 +53,7 @@
 //     %y = Relu(%1) : f32[1,8,8,8]
 //   }
 //
-// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
+// Chapter: docs/module2-graph-passes.md#6-operator-fusion-fuse-ops
 #include "minic/passes/graph/fuse_ops.h"
 #include "minic/passes/pass_registry.h"
 

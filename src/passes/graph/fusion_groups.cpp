@@ -19,7 +19,7 @@
 //      kind allows it: path_kind[i] bounded, and every group met on the paths (d's at the
 //      end) of an allowed kind.
 //
-// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
+// Chapter: docs/module2-graph-passes.md#6-operator-fusion-fuse-ops
 #include "fusion_groups.h"
 
 #include "dominators.h"

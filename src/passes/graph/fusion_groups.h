@@ -4,7 +4,7 @@
 // The rules (TVM's FuseOps) are explained at the top of fuse_ops.cpp; fusion_groups.cpp
 // applies them over the post-dominator tree of dominators.h.
 //
-// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
+// Chapter: docs/module2-graph-passes.md#6-operator-fusion-fuse-ops
 #pragma once
 
 #include "minic/ir/graph/graph.h"

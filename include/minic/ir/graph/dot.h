@@ -23,7 +23,7 @@
 // everything is written in the graph's own order. `dot -Tsvg` turns it into a picture
 // (`minic viz MODEL -o model.svg` does that).
 //
-// Chapter: docs/module2-graph-passes.md#6-seeing-it
+// Chapter: docs/module2-graph-passes.md#7-seeing-it
 #pragma once
 
 #include "minic/ir/graph/graph.h"

@@ -11,7 +11,7 @@
 // the values used outside. The graph computes the same outputs under the same names.
 // Rules and algorithm: src/passes/graph/fuse_ops.cpp.
 //
-// Chapter: docs/module2-graph-passes.md#5-operator-fusion-fuse-ops
+// Chapter: docs/module2-graph-passes.md#6-operator-fusion-fuse-ops
 #pragma once
 
 #include "minic/ir/graph/graph.h"
