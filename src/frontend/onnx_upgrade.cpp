@@ -70,6 +70,38 @@ void require_defined_inputs(const onnx::GraphProto& graph, const std::string& pa
   }
 }
 
+// The value types the converter's broadcasting adapters read, from ONNX's shape inference.
+// libonnx 1.12's inference of RNN, GRU and LSTM at their first opsets reads dimensions of
+// X, W and R without checking their rank, and crashes on a model that gives them another
+// one. So inference runs on a copy in which each such node is gone and its outputs are
+// graph inputs of unknown type, and only the types it finds come back to the model: no
+// broadcasting adapter needs a recurrent op's shapes, and minic's own shape rules check
+// those ops once the model is converted.
+void infer_value_types(onnx::ModelProto& model) {
+  onnx::ModelProto copy = model;
+  onnx::GraphProto& graph = *copy.mutable_graph();
+  graph.clear_node();
+  std::unordered_set<std::string> unknown;
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    const bool recurrent = is_default_domain(node.domain()) &&
+                           (node.op_type() == "RNN" || node.op_type() == "GRU" ||
+                            node.op_type() == "LSTM");
+    if (!recurrent) {
+      *graph.add_node() = node;
+      continue;
+    }
+    for (const std::string& output : node.output()) {
+      if (output.empty() || !unknown.insert(output).second) continue;
+      graph.add_input()->set_name(output);
+    }
+  }
+  onnx::shape_inference::InferShapes(copy);
+  model.mutable_graph()->clear_value_info();
+  for (const onnx::ValueInfoProto& value : copy.graph().value_info()) {
+    if (!unknown.contains(value.name())) *model.mutable_graph()->add_value_info() = value;
+  }
+}
+
 }  // namespace
 
 int upgrade_old_opset(onnx::ModelProto& model, const std::string& path) {
@@ -82,7 +114,7 @@ int upgrade_old_opset(onnx::ModelProto& model, const std::string& path) {
   require_defined_inputs(model.graph(), path);
   try {
     // The converter's broadcasting adapters read the shapes of the values they rewrite.
-    onnx::shape_inference::InferShapes(model);
+    infer_value_types(model);
     model = onnx::version_conversion::ConvertVersion(model, target);
     return target;
   } catch (const std::exception& error) {
