@@ -14,6 +14,7 @@
 
 #include "minic/ops/op.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
@@ -70,6 +71,24 @@ void require_defined_inputs(const onnx::GraphProto& graph, const std::string& pa
   }
 }
 
+// The converter's adapters take each node to be a valid one of its op and opset (libonnx
+// 1.12's broadcasting adapter reads a Mul's second input without checking that there is
+// one), so each node is checked first against ONNX's schema of its op at `opset`: the
+// number of inputs and outputs, and the attributes' names and kinds.
+void require_valid_nodes(const onnx::GraphProto& graph, int opset, const std::string& path) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (!is_default_domain(node.domain())) continue;
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+    if (!schema) continue;  // an op newer than the model's opset: find_unsupported_ops says so
+    try {
+      schema->Verify(node);
+    } catch (const std::exception& error) {
+      fail("{}: {} is not a valid {} of opset {}: {}", path, describe_node(node), node.op_type(),
+           opset, error.what());
+    }
+  }
+}
+
 // The value types the converter's broadcasting adapters read, from ONNX's shape inference.
 // libonnx 1.12's inference of RNN, GRU and LSTM at their first opsets reads dimensions of
 // X, W and R without checking their rank, and crashes on a model that gives them another
@@ -112,6 +131,7 @@ int upgrade_old_opset(onnx::ModelProto& model, const std::string& path) {
   const int target = upgrade_target(model.graph(), opset);
   if (target == 0) return opset;  // find_unsupported_ops then names the ops
   require_defined_inputs(model.graph(), path);
+  require_valid_nodes(model.graph(), opset, path);
   try {
     // The converter's broadcasting adapters read the shapes of the values they rewrite.
     infer_value_types(model);

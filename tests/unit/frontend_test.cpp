@@ -462,3 +462,28 @@ TEST_CASE("a model of opset 6 is converted by ONNX's version converter first", "
                       Contains("the model's opset 6 is older than minic reads for some of its "
                                "ops, and ONNX's version converter cannot bring it to opset 7"));
 }
+
+TEST_CASE("a node of an old opset that its schema refuses is an error before conversion",
+          "[frontend]") {
+  // ONNX's converter reads the second input of an opset-6 Mul unchecked; one input, or an
+  // attribute the op does not have, is named before the converter runs.
+  TempDir dir;
+  onnx::ModelProto model = make_model(6, 3);
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_input(graph, "x", onnx::TensorProto::FLOAT, {"2", "3"});
+  onnx::NodeProto* mul = add_node(graph, "Mul", {"x"}, {"y"}, "mul0");
+  add_output(graph, "y", onnx::TensorProto::FLOAT, {"2", "3"});
+  REQUIRE_THROWS_WITH(import_onnx(save_model(dir, model)),
+                      Contains("Mul node 'mul0' is not a valid Mul of opset 6") &&
+                          Contains("input size 1"));
+  mul->add_input("x");
+  onnx::AttributeProto* attribute = mul->add_attribute();
+  attribute->set_name("broadcst");
+  attribute->set_type(onnx::AttributeProto::INT);
+  attribute->set_i(1);
+  REQUIRE_THROWS_WITH(import_onnx(save_model(dir, model)),
+                      Contains("Mul node 'mul0' is not a valid Mul of opset 6") &&
+                          Contains("broadcst"));
+  mul->mutable_attribute(0)->set_name("broadcast");
+  CHECK(import_onnx(save_model(dir, model)).opset == 7);
+}
