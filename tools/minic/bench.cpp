@@ -1,7 +1,8 @@
 // `minic bench MODEL`: how long a model takes to run, measured many times. Course module 1.
 //
-// Steps: import the model, run the graph passes and (for the llvm backend) compile it,
-// with the --records schedules if given, timing both (the compile time); fill the inputs
+// Steps: import the model (or parse and type a .mgraph file), run the graph passes and (for
+// the llvm backend) compile it, with the --records schedules if given, timing both (the
+// compile time); fill the inputs
 // not given with random numbers; run it --warmup times untimed, then --repeat times,
 // timing each run alone with a monotonic clock; print the median, mean, min, p90 and p99
 // latency, the configuration and the process's peak resident memory, and with --json write
@@ -174,25 +175,37 @@ struct BenchModel {
   double passes_ms = 0;  // passes and code generation (or loading a compiled directory)
 };
 
-// Import (with the given inputs and shapes) and graph passes, and for llvm compiling.
-// Reading the --input files is not compiling, so its time is left out.
+// Import (with the given inputs and shapes), or for a .mgraph file parsing and typing, then
+// graph passes, and for llvm compiling. Reading the --input files is not compiling, so its
+// time is left out.
 BenchModel prepare_bench_model(const BenchOptions& options) {
   BenchModel bench;
+  std::vector<std::string> passes = parse_pass_list(options.common.passes);
+  bench.num_passes = passes.size();
+  const BackendOptions backend{options.backend, passes, options.common.threads,
+                               options.common.records, options.common.parsed_target(),
+                               options.common.emulate};
   auto import_start = std::chrono::steady_clock::now();
+  if (options.model.ends_with(".mgraph")) {
+    check_no_input_shapes_for_graph_text(options.model, options.common.input_shapes);
+    Graph graph = read_graph_file(options.model, {});
+    bench.import_ms = milliseconds_since(import_start);
+    bench.given_inputs = read_input_files(options.inputs, graph_input_infos(graph));
+    auto prepare_start = std::chrono::steady_clock::now();
+    bench.model = std::make_unique<PreparedModel>(std::move(graph), backend);
+    bench.passes_ms = milliseconds_since(prepare_start);
+    return bench;
+  }
   const bool compiled_dir = is_compiled_model_dir(options.model);
   const std::string onnx_file = compiled_dir ? options.model + "/model.onnx" : options.model;
   OnnxModelSummary summary = summarize_onnx(onnx_file);
   OnnxImportOptions import_options;
   auto read_start = std::chrono::steady_clock::now();
-  for (const auto& [name, path] : bind_input_files(options.inputs, summary.inputs)) {
-    import_options.known_inputs[name] = read_tensor_file(path);
-  }
+  import_options.known_inputs = read_input_files(options.inputs, summary.inputs);
   double read_ms = milliseconds_since(read_start);
   import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
   check_inputs_are_sized(onnx_file, summary.inputs, import_options.known_inputs,
                          import_options.input_shapes);
-  std::vector<std::string> passes = parse_pass_list(options.common.passes);
-  bench.num_passes = passes.size();
   if (compiled_dir) {
     // Loading the compiled kernels; the import and passes inside count as compile time.
     bench.model = std::make_unique<PreparedModel>(options.model, options.common.threads);
@@ -204,10 +217,7 @@ BenchModel prepare_bench_model(const BenchOptions& options) {
   bench.import_ms = milliseconds_since(import_start) - read_ms;
   bench.given_inputs = std::move(import_options.known_inputs);
   auto prepare_start = std::chrono::steady_clock::now();
-  bench.model = std::make_unique<PreparedModel>(
-      std::move(graph),
-      BackendOptions{options.backend, passes, options.common.threads, options.common.records,
-                     options.common.parsed_target(), options.common.emulate});
+  bench.model = std::make_unique<PreparedModel>(std::move(graph), backend);
   bench.passes_ms = milliseconds_since(prepare_start);
   return bench;
 }
@@ -286,7 +296,11 @@ Command add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command = app.add_subcommand(
       "bench", "Time a model: median, mean, min, p90 and p99 latency over repeated runs");
-  command->add_option("model", options->model, "The ONNX model file")->required();
+  command
+      ->add_option("model", options->model,
+                   "The ONNX model file, a graph in the text form (.mgraph), or a directory "
+                   "written by minic compile")
+      ->required();
   command
       ->add_option("--backend", options->backend,
                    "How to run it: llvm (compiled to native code) or interp (the reference "

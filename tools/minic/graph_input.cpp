@@ -42,6 +42,26 @@ Graph read_graph_file(const std::string& path, const std::vector<std::string>& i
   return import_onnx(path, import_options);
 }
 
+void check_no_input_shapes_for_graph_text(const std::string& path,
+                                          const std::vector<std::string>& input_shapes) {
+  if (input_shapes.empty()) return;
+  fail("{}: --input-shape binds an ONNX model's symbolic dimensions; a .mgraph file writes "
+       "its inputs' shapes (change them in the file)",
+       path);
+}
+
+std::vector<OnnxValueInfo> graph_input_infos(const Graph& graph) {
+  std::vector<OnnxValueInfo> infos;
+  for (const Value* input : graph.inputs()) {
+    OnnxValueInfo info;
+    info.name = input->name();
+    info.dtype = dtype_name(input->type.dtype);
+    for (int64_t dim : input->type.shape) info.dims.push_back(std::to_string(dim));
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
 std::vector<std::string> parse_pass_list(const std::string& passes) {
   if (passes == "default") return default_pipeline();
   std::vector<std::string> names;

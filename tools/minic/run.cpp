@@ -3,7 +3,8 @@
 //
 // Steps: summarise the model to learn its inputs; read the --input files and bind them by
 // name or position; import the model with those tensors as known inputs (an input that
-// decides a shape is frozen into the graph) and the --input-shape sizes; fill the inputs
+// decides a shape is frozen into the graph) and the --input-shape sizes, or parse and type a
+// .mgraph file (the graph in the text form, module 2); fill the inputs
 // still open; prepare the chosen backend (with --records, kernels that have a tuning record
 // get its schedule); run it, timing it; print each output; write them with --output-dir;
 // compare them with --compare. Exit 1 if a comparison fails.
@@ -101,33 +102,43 @@ std::string ran_with(const PreparedModel& model, const RunOptions& options) {
   return compiled->target().str() + (options.common.emulate ? " (emulated)" : "");
 }
 
+// The model ready to run, and in `given` the --input tensors by input name. MODEL is a
+// directory written by `minic compile` (the model and its compiled kernels), a .mgraph file
+// (the graph in the text form, whose inputs' shapes are written in it), or an ONNX model,
+// imported with the given tensors as known inputs and the --input-shape sizes.
+std::unique_ptr<PreparedModel> prepare_model(const RunOptions& options,
+                                             std::map<std::string, Tensor>& given) {
+  const BackendOptions backend{options.backend, passes_for(options), options.common.threads,
+                               options.common.records, options.common.parsed_target(),
+                               options.common.emulate};
+  if (options.model.ends_with(".mgraph")) {
+    check_no_input_shapes_for_graph_text(options.model, options.common.input_shapes);
+    Graph graph = read_graph_file(options.model, {});
+    given = read_input_files(options.inputs, graph_input_infos(graph));
+    return std::make_unique<PreparedModel>(std::move(graph), backend);
+  }
+  const bool compiled_dir = is_compiled_model_dir(options.model);
+  const std::string onnx_file = compiled_dir ? options.model + "/model.onnx" : options.model;
+  OnnxModelSummary summary = summarize_onnx(onnx_file);
+  OnnxImportOptions import_options;
+  import_options.known_inputs = read_input_files(options.inputs, summary.inputs);
+  import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
+  check_inputs_are_sized(onnx_file, summary.inputs, import_options.known_inputs,
+                         import_options.input_shapes);
+  given = import_options.known_inputs;
+  if (compiled_dir) {
+    check_no_records_for_compiled_dir(options.common.records, options.model);
+    return std::make_unique<PreparedModel>(options.model, options.common.threads);
+  }
+  return std::make_unique<PreparedModel>(import_onnx(onnx_file, import_options), backend);
+}
+
 int run_model(const RunOptions& options) {
   if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
     fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
   }
-  // A directory written by `minic compile` holds the model and its compiled kernels.
-  const bool compiled_dir = is_compiled_model_dir(options.model);
-  const std::string onnx_file = compiled_dir ? options.model + "/model.onnx" : options.model;
-  OnnxModelSummary summary = summarize_onnx(onnx_file);
-
-  OnnxImportOptions import_options;
-  for (const auto& [name, path] : bind_input_files(options.inputs, summary.inputs)) {
-    import_options.known_inputs[name] = read_tensor_file(path);
-  }
-  import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
-  check_inputs_are_sized(onnx_file, summary.inputs, import_options.known_inputs,
-                         import_options.input_shapes);
-  std::unique_ptr<PreparedModel> prepared;
-  if (compiled_dir) {
-    check_no_records_for_compiled_dir(options.common.records, options.model);
-    prepared = std::make_unique<PreparedModel>(options.model, options.common.threads);
-  } else {
-    prepared = std::make_unique<PreparedModel>(
-        import_onnx(onnx_file, import_options),
-        BackendOptions{options.backend, passes_for(options), options.common.threads,
-                       options.common.records, options.common.parsed_target(),
-                       options.common.emulate});
-  }
+  std::map<std::string, Tensor> given_inputs;
+  std::unique_ptr<PreparedModel> prepared = prepare_model(options, given_inputs);
   PreparedModel& model = *prepared;
   const Graph& graph = model.graph();
   fmt::print("prepared {} in {:.1f} ms; {}\n", options.model, model.compile_ms(), model.describe());
@@ -140,8 +151,8 @@ int run_model(const RunOptions& options) {
   std::mt19937_64 random(options.seed);
   std::vector<Tensor> inputs;
   for (const Value* input : graph.inputs()) {
-    auto given = import_options.known_inputs.find(input->name());
-    if (given != import_options.known_inputs.end()) {
+    auto given = given_inputs.find(input->name());
+    if (given != given_inputs.end()) {
       inputs.push_back(given->second);
     } else {
       inputs.push_back(fill_tensor(input->type, fill, random));
@@ -188,7 +199,11 @@ Command add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand(
       "run", "Run a model on given or random inputs; print, save or check its outputs");
-  command->add_option("model", options->model, "The ONNX model file")->required();
+  command
+      ->add_option("model", options->model,
+                   "The ONNX model file, a graph in the text form (.mgraph), or a directory "
+                   "written by minic compile")
+      ->required();
   command
       ->add_option("--backend", options->backend,
                    "How to run it: llvm (compiled to native code) or interp (the reference "

@@ -8,6 +8,8 @@
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "run_inputs.h"
 
+#include "minic/runtime/tensor_io.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -86,6 +88,15 @@ std::map<std::string, std::string> bind_input_files(const std::vector<std::strin
     bound[inputs[next].name] = path;
   }
   return bound;
+}
+
+std::map<std::string, Tensor> read_input_files(const std::vector<std::string>& arguments,
+                                               const std::vector<OnnxValueInfo>& inputs) {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, path] : bind_input_files(arguments, inputs)) {
+    tensors[name] = read_tensor_file(path);
+  }
+  return tensors;
 }
 
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& arguments,

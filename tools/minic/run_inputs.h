@@ -21,6 +21,10 @@ enum class Fill { random, zeros, ones };
 std::map<std::string, std::string> bind_input_files(const std::vector<std::string>& arguments,
                                                     const std::vector<OnnxValueInfo>& inputs);
 
+// The --input files read, bound to `inputs` as bind_input_files binds them: name → tensor.
+std::map<std::string, Tensor> read_input_files(const std::vector<std::string>& arguments,
+                                               const std::vector<OnnxValueInfo>& inputs);
+
 // Parses `--input-shape NAME=1x3x224x224` arguments into name → shape ("NAME=" is a scalar).
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& arguments,
                                                 const std::vector<OnnxValueInfo>& inputs);
