@@ -3,7 +3,9 @@
 #
 # A schedule is a trace: a list of primitive applications. This tutorial grows the trace
 # of a 256x256x256 matrix multiply one primitive at a time and, after each, prints the
-# loop nest and the equivalent C, so you can watch what each primitive does to the loops.
+# loop nest, the equivalent C and the time of one call compiled (`--bench`: before the
+# trace and after it, with the GFLOP/s), so you can watch what each primitive does to the
+# loops and to the speed. The times are this machine's, measured as you run it.
 # At the end the trace replays to the same loop IR, and a primitive that would change
 # what the kernel computes is refused. (That every primitive keeps the kernel's results is
 # checked by the unit tests, which run the loop interpreter before and after.)
@@ -39,7 +41,7 @@ func @gemm(A: f32[256,256], B: f32[256,256], C: f32[256,256]) {
 KERNEL
 
 # Each step appends one line to the trace, replays the whole trace on the original
-# kernel, and prints the loop nest and the C.
+# kernel, and prints the loop nest, the C and the times.
 : > "$work/gemm.trace"
 apply() {  # apply "TRACE LINE" "what it does"
   echo "$1" >> "$work/gemm.trace"
@@ -49,6 +51,10 @@ apply() {  # apply "TRACE LINE" "what it does"
     sed -n '/^void gemm/,$p' > "$work/step.c"
   echo "--- as C:"
   cat "$work/step.c"
+  echo "--- timed:"
+  "$minic" schedule "$work/gemm.mloop" --trace "$work/gemm.trace" --bench 2>&1 >/dev/null |
+    tee "$work/bench.txt"
+  expect "the schedule runs" "$work/bench.txt"
 }
 
 apply 'b = get_block("C")' "name the block; nothing changes yet"

@@ -16,8 +16,10 @@
 // CUDA C (`--emit cuda`, include/minic/codegen/cuda.h), or
 // the trace as replayed (`--emit trace`). A bad trace is an error naming the file, the
 // line, the primitive and the reason. `--check` runs every function before and after on
-// the same random inputs in the loop interpreter and fails if a result differs: the way
-// to see, without a GPU, that a GPU schedule is right.
+// the same random inputs (from `--seed`) in the loop interpreter and fails if a result
+// differs: the way to see, without a GPU, that a GPU schedule is right. `--bench` compiles
+// every function before and after for the CPU, as `minic run` would, and prints the median
+// time of a call and its GFLOP/s (include/minic/autotune/measure.h; measured, not judged).
 //
 // Chapter: docs/module4-schedules.md#1-schedules-are-traces
 #include "commands.h"
@@ -26,6 +28,8 @@
 #include "pass_flags.h"
 #include "run_inputs.h"
 
+#include "minic/autotune/measure.h"
+#include "minic/autotune/task.h"
 #include "minic/codegen/cuda.h"
 #include "minic/ir/loop/c_printer.h"
 #include "minic/ir/loop/interpreter.h"
@@ -49,12 +53,14 @@ struct ScheduleOptions {
   std::string input;
   std::string trace;
   bool default_schedule = false;
-  CommonOptions common;  // --target, for --default
+  CommonOptions common;  // --target, for --default and --bench; --threads, for --bench
   std::string func;
   std::string passes;
   PassFlags pass_flags;
   bool print_after_step = false;
   bool check = false;
+  uint64_t seed = 0;  // --check's inputs
+  bool bench = false;
   std::string emit = "mloop";  // "mloop", "c" or "trace"
   std::string output;
 };
@@ -110,8 +116,9 @@ schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& opt
 // code thread block by thread block, where a data race is an error); every parameter must
 // end within minic run --compare's tolerance. A parameter the loop passes flattened gets
 // the same elements in its new shape.
-void check_same_results(const loop::PrimFunc& before, const loop::PrimFunc& after) {
-  std::mt19937_64 random(0);
+void check_same_results(const loop::PrimFunc& before, const loop::PrimFunc& after,
+                        uint64_t seed) {
+  std::mt19937_64 random(seed);
   std::vector<Tensor> expected, actual;
   for (size_t i = 0; i < before.params.size(); ++i) {
     const loop::Buffer& param = before.params[i];
@@ -137,6 +144,41 @@ void check_same_results(const loop::PrimFunc& before, const loop::PrimFunc& afte
              after.name, after.params.size());
 }
 
+// --bench: every function of the module as read and as scheduled, each compiled through the
+// loop pipeline and LLVM for the CPU target and timed in a child process (autotune::measure:
+// warm-up, then runs with the arguments flushed from the caches); prints the medians, the
+// GFLOP/s (autotune::count_flops of the function as read) and the speed-up.
+void bench_before_and_after(const loop::LoopModule& before, const loop::LoopModule& after,
+                            const ScheduleOptions& options) {
+  const Target target = options.common.parsed_target();
+  if (target.is_cuda()) {
+    fail("--bench times CPU code; a GPU schedule is checked with --check on the loop "
+         "interpreter (or run on a GPU with minic run --target cuda)");
+  }
+  autotune::MeasureOptions measure_options;
+  measure_options.threads = options.common.threads;
+  for (size_t f = 0; f < before.functions.size(); ++f) {
+    const std::vector<autotune::MeasureResult> results =
+        autotune::measure({before.functions[f], after.functions[f]}, target, measure_options);
+    const double flops = autotune::count_flops(before.functions[f]);
+    auto line = [&](const char* when, const autotune::MeasureResult& result) {
+      if (!result.ok) fail("--bench: @{} {}: {}", after.functions[f].name, when, result.error);
+      fmt::print(stderr, "bench: @{} {:<6} {:>12.3f} us {:>10.3f} GFLOP/s\n",
+                 after.functions[f].name, when, result.median_us,
+                 flops / (result.median_us * 1e3));
+    };
+    line("before", results[0]);
+    line("after", results[1]);
+    const int threads = options.common.threads;
+    fmt::print(stderr, "bench: @{} the schedule runs {:.2f}x as fast ({}; {})\n",
+               after.functions[f].name, results[0].median_us / results[1].median_us,
+               target.str(),
+               threads == 0   ? std::string("every core")
+               : threads == 1 ? std::string("1 thread")
+                              : fmt::format("{} threads", threads));
+  }
+}
+
 int run_schedule(const ScheduleOptions& options) {
   if (options.print_after_step && options.trace.empty() && !options.default_schedule) {
     fail("--print-after-step needs a schedule to replay (--trace FILE.trace or --default)");
@@ -152,9 +194,10 @@ int run_schedule(const ScheduleOptions& options) {
 
   if (options.check) {
     for (size_t f = 0; f < module.functions.size(); ++f) {
-      check_same_results(original.functions[f], module.functions[f]);
+      check_same_results(original.functions[f], module.functions[f], options.seed);
     }
   }
+  if (options.bench) bench_before_and_after(original, module, options);
 
   std::string text;
   if (options.emit == "c") {
@@ -198,7 +241,8 @@ Command add_schedule_command(CLI::App& app) {
   sub->add_option("--trace", options->trace, "A schedule trace to replay (FILE.trace)");
   sub->add_flag("--default", options->default_schedule,
                 "Apply the default schedule for --target (CPU or GPU) instead of a trace");
-  add_common_options(sub, options->common, {CommonOption::target});
+  options->common.threads = 1;  // --bench: one core unless asked
+  add_common_options(sub, options->common, {CommonOption::target, CommonOption::threads});
   sub->add_option("--func", options->func,
                   "The function the trace applies to (needed when the module has several)");
   sub->add_option("--passes", options->passes,
@@ -212,6 +256,12 @@ Command add_schedule_command(CLI::App& app) {
                 "Run every function before and after on the same random inputs in the loop "
                 "interpreter (GPU code by thread blocks, races are errors) and fail if a "
                 "result differs");
+  sub->add_option("--seed", options->seed, "Seed of --check's random inputs")
+      ->capture_default_str()
+      ->check(non_negative());
+  sub->add_flag("--bench", options->bench,
+                "Compile every function before and after for the CPU and print the median "
+                "time of a call and its GFLOP/s (on stderr)");
   sub->add_option("--emit", options->emit,
                   "What to print: 'mloop' (the default), 'c', 'cuda' (the CUDA C of a module "
                   "scheduled for the GPU, with --target cuda), or 'trace' (the trace replayed)")
