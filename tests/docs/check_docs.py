@@ -4,9 +4,9 @@
     check_docs.py --root REPO --minic build/minic [FILE...]
     check_docs.py --root REPO --no-commands [FILE...]
 
-With no FILE it checks README.md and docs/*.md (every check), examples/tutorials/*.sh
-(paths and phrases; the tutorials run as tests of their own) and the headers of the
-sources (check 5). A FILE ending in .cpp or .h gets the header check. `--no-commands`
+With no FILE it checks README.md, docs/*.md and the exercises' README.md files (every
+check), examples/tutorials/*.sh (paths and phrases; the tutorials run as tests of their
+own) and the headers of the sources (check 5). A FILE ending in .cpp or .h gets the header check. `--no-commands`
 leaves out checks 1 and 4, which run the binary: the rest needs no build. It fails,
 naming file:line, on:
 
@@ -22,9 +22,10 @@ naming file:line, on:
    A line with a placeholder (`MODEL.onnx`, `[--option]`, `a|b`) is a synopsis, not a
    command: its subcommand and options are checked against `minic --help` instead.
 2. **a source path that does not exist.** Every path from the root that starts with
-   src/, include/, tools/, tests/, scripts/, examples/, benchmarks/ or docs/ (in prose,
-   code spans or fenced blocks; `{a,b}` and `<name>` are expanded) names something in
-   the tree, or something git ignores (a generated output such as benchmarks/out/).
+   src/, include/, tools/, tests/, scripts/, examples/, benchmarks/, docs/ or exercises/
+   (in prose, code spans or fenced blocks; `{a,b}` and `<name>` are expanded) names
+   something in the tree, or something git ignores (a generated output such as
+   benchmarks/out/).
    Relative links resolve from the file's folder, and `#anchors` name a heading.
 3. **a phrase about history**: "issue N", "still open", "to come", "the open issues".
    The docs describe the code as it is.
@@ -68,6 +69,8 @@ def default_files(root: str) -> List[str]:
     files = [os.path.join(root, "README.md")]
     files += sorted(glob.glob(os.path.join(root, "docs", "*.md")))
     files += sorted(glob.glob(os.path.join(root, "examples", "tutorials", "*.sh")))
+    files += sorted(glob.glob(os.path.join(root, "exercises", "*.md")))
+    files += sorted(glob.glob(os.path.join(root, "exercises", "*", "README.md")))
     return files + source_files(root)
 
 

@@ -10,6 +10,7 @@
 //   minic compile MODEL -o OUT_DIR
 //   minic tune MODEL -o DB.jsonl [--trials N] [--budget 10m] [--resume] [--plot FILE.png]
 //   minic db show|best|merge DB.jsonl... [-o OUT.jsonl]
+//   minic exercises list|check NAME|hint NAME|progress
 //
 // main builds the CLI11 app from the subcommands (one file each), parses the command
 // line and runs the chosen subcommand. It is the one place where errors become exit
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
       minic::cli::add_compile_command(app),
       minic::cli::add_tune_command(app),
       minic::cli::add_db_command(app),
+      minic::cli::add_exercises_command(app),
   };
 
   // CLI11 would call an unknown word in the subcommand's place a missing subcommand.

@@ -1,0 +1,27 @@
+# lit configuration for the exercises' tests (exercises/README.md).
+#
+# An exercise's tests are the .mgraph, .mloop and .test files of its folder, as in
+# tests/lit: `RUN:` lines that call minic and check its output with FileCheck. Two
+# substitutions differ:
+#   %minic  the binary under test: --param minic=PATH (minic, or minic-solved when ctest
+#           proves the solution), build/minic by default;
+#   %seed   the seed of the inputs a student does not see (each exercise's hidden.py
+#           makes them at test time): --param seed=N, or a new one each run, which the
+#           failing command line shows.
+import os
+import random
+import lit.formats
+
+config.name = "minic-exercises"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mgraph", ".test", ".mloop"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.minic_bin_dir, "exercises", "lit-out")
+config.excludes = ["solutions", "lit.cfg.py", "lit.site.cfg.py.in"]
+
+minic = lit_config.params.get("minic", os.path.join(config.minic_bin_dir, "minic"))
+seed = lit_config.params.get("seed", str(random.randrange(1 << 31)))
+config.substitutions.append(("%minic", minic))
+config.substitutions.append(("%seed", seed))
+config.environment["PATH"] = os.pathsep.join(
+    [os.path.dirname(config.filecheck), config.environment.get("PATH", "")])
