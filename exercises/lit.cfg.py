@@ -7,7 +7,10 @@
 #           proves the solution), build/minic by default;
 #   %seed   the seed of the inputs a student does not see (each exercise's hidden.py
 #           makes them at test time): --param seed=N, or a new one each run, which the
-#           failing command line shows.
+#           failing command line shows;
+#   %files  the folder of the files a student writes that are not compiled into minic (a
+#           schedule trace): the exercise's own, or with --param solved=1 its solution's
+#           (solutions/NAME/), as ctest's solved run passes.
 import os
 import random
 import lit.formats
@@ -16,11 +19,18 @@ config.name = "minic-exercises"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mgraph", ".test", ".mloop"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(config.minic_bin_dir, "exercises", "lit-out")
 config.excludes = ["solutions", "lit.cfg.py", "lit.site.cfg.py.in"]
 
 minic = lit_config.params.get("minic", os.path.join(config.minic_bin_dir, "minic"))
+# One output folder per binary under test: ctest runs an exercise on minic and on
+# minic-solved at once, and the two runs must not share their temporary files.
+config.test_exec_root = os.path.join(
+    config.minic_bin_dir, "exercises", "lit-out", os.path.basename(minic))
 seed = lit_config.params.get("seed", str(random.randrange(1 << 31)))
+# lit substitutes these before %S, so the solved form of %files can name the test's folder
+# and leave the shell to take it apart.
+files = "$(dirname %S)/solutions/$(basename %S)" if lit_config.params.get("solved") else "%S"
+config.substitutions.append(("%files", files))
 config.substitutions.append(("%minic", minic))
 config.substitutions.append(("%seed", seed))
 config.environment["PATH"] = os.pathsep.join(

@@ -43,9 +43,16 @@ struct TensorType {
 // "f32[1,3,224,224]"; a scalar prints as "f32[]".
 std::string type_string(const TensorType& type);
 
-// Limits that keep a malformed model from asking for absurd allocations.
+// Limits that keep a malformed model from asking for absurd allocations. The libFuzzer
+// build (CMake's MINIC_LIBFUZZER) lowers the byte limit to 256 MiB with
+// MINIC_MAX_TENSOR_BYTES: under the fuzzer's 4 GiB memory limit, a tensor within the
+// usual one (a 16 GiB splat constant is 50 bytes of graph text) would be reported as
+// running out of memory instead of reaching the error that a tensor over the limit gets.
+#ifndef MINIC_MAX_TENSOR_BYTES
+#define MINIC_MAX_TENSOR_BYTES (int64_t{1} << 36)  // 64 GiB
+#endif
 inline constexpr int64_t kMaxRank = 16;
-inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 36;  // 64 GiB
+inline constexpr int64_t kMaxTensorBytes = MINIC_MAX_TENSOR_BYTES;
 
 // Throws Error (prefixed with `what`) if a shape has a negative dimension, too many
 // dimensions or too many bytes for `dtype`.
