@@ -1,13 +1,16 @@
 # lit configuration for the exercises' tests (exercises/README.md).
 #
 # An exercise's tests are the .mgraph, .mloop and .test files of its folder, as in
-# tests/lit: `RUN:` lines that call minic and check its output with FileCheck. Two
-# substitutions differ:
+# tests/lit: `RUN:` lines that call minic and check its output with FileCheck. These
+# substitutions are its own:
 #   %minic  the binary under test: --param minic=PATH (minic, or minic-solved when ctest
 #           proves the solution), build/minic by default;
 #   %seed   the seed of the inputs a student does not see (each exercise's hidden.py
 #           makes them at test time): --param seed=N, or a new one each run, which the
 #           failing command line shows;
+#   %catch2 the exercises' Catch2 tests (test_*.cpp), linked with the starting code
+#           (build/exercises/minic-exercise-tests), or with --param solved=1 with the
+#           solutions (minic-exercise-tests-solved);
 #   %files  the folder of the files a student writes that are not compiled into minic (a
 #           schedule trace): the exercise's own, or with --param solved=1 its solution's
 #           (solutions/NAME/), as ctest's solved run passes.
@@ -31,6 +34,9 @@ seed = lit_config.params.get("seed", str(random.randrange(1 << 31)))
 # and leave the shell to take it apart.
 files = "$(dirname %S)/solutions/$(basename %S)" if lit_config.params.get("solved") else "%S"
 config.substitutions.append(("%files", files))
+catch2 = os.path.join(config.minic_bin_dir, "exercises", "minic-exercise-tests" +
+                      ("-solved" if lit_config.params.get("solved") else ""))
+config.substitutions.append(("%catch2", catch2))
 config.substitutions.append(("%minic", minic))
 config.substitutions.append(("%seed", seed))
 config.environment["PATH"] = os.pathsep.join(

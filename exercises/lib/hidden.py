@@ -3,7 +3,9 @@
 A hidden test makes its inputs from a seed when it runs, so a solution cannot be fitted
 to them: random graphs in minic's text form, each run through `minic opt` with the
 exercise's pass and --verify-each=numeric (the interpreter before and after, on the same
-random inputs), and then checked for what the pass should have done. A failure prints
+random inputs), or random kernels in the loop IR's text form, each run through
+`minic schedule` with the exercise's loop pass and --check (the same, for a kernel); then
+checked for what the pass should have done. A failure prints
 the seed, the graph and minic's output, and how to run that case again.
 """
 
@@ -41,6 +43,20 @@ def run_opt(args, text, passes, index):
                                  "--verify-each=numeric"], capture_output=True, text=True)
     if result.returncode != 0:
         fail(args, index, text, f"minic opt exited {result.returncode}:\n{result.stderr}")
+    return result.stdout, result.stderr
+
+
+def run_schedule(args, text, passes, index):
+    """`minic schedule` of the kernel `text` with the loop `passes`, checked on the loop
+    interpreter (--check, with random inputs from the seed); returns (stdout, stderr)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "hidden.mloop")
+        with open(path, "w") as file:
+            file.write(text)
+        result = subprocess.run([args.minic, "schedule", path, "--passes", passes, "--check",
+                                 "--seed", str(args.seed)], capture_output=True, text=True)
+    if result.returncode != 0:
+        fail(args, index, text, f"minic schedule exited {result.returncode}:\n{result.stderr}")
     return result.stdout, result.stderr
 
 

@@ -46,18 +46,22 @@ EvolutionarySearch::EvolutionarySearch(const SearchSpace& space, SearchOptions o
                                        uint64_t seed)
     : space_(space), options_(options), rng_(seed) {}
 
-const Proposal& EvolutionarySearch::evaluate(const Decisions& point) {
-  std::string key = decisions_text(point);
-  auto found = evaluated_.find(key);
-  if (found != evaluated_.end()) return found->second;
+Proposal evaluate_point(const SearchSpace& space, const Decisions& point) {
   Proposal proposal;
   proposal.decisions = point;
-  schedule::Schedule scheduled = space_.schedule(point);
+  schedule::Schedule scheduled = space.schedule(point);
   proposal.trace = scheduled.trace();
   proposal.trace_text = schedule::print_trace(proposal.trace);
   proposal.scheduled = scheduled.func();
   proposal.features = features_of_scheduled(proposal.scheduled);
-  return evaluated_.emplace(key, std::move(proposal)).first->second;
+  return proposal;
+}
+
+const Proposal& EvolutionarySearch::evaluate(const Decisions& point) {
+  std::string key = decisions_text(point);
+  auto found = evaluated_.find(key);
+  if (found != evaluated_.end()) return found->second;
+  return evaluated_.emplace(key, evaluate_point(space_, point)).first->second;
 }
 
 void EvolutionarySearch::add_measured(const Decisions& decisions, const std::string& trace_text,

@@ -6,6 +6,7 @@
 
 #include "minic/autotune/features.h"
 #include "minic/autotune/search.h"
+#include "minic/autotune/search_registry.h"
 #include "minic/autotune/search_space.h"
 #include "minic/autotune/task_scheduler.h"
 #include "minic/codegen/llvm.h"
@@ -35,7 +36,7 @@ struct Candidate {
 struct TaskState {
   const Task* task = nullptr;
   std::unique_ptr<SearchSpace> space;
-  std::unique_ptr<EvolutionarySearch> search;
+  std::unique_ptr<Search> search;
   bool default_measured = false;
   double default_us = 0;
   double best_us = 0;
@@ -127,8 +128,7 @@ Tuning start_tuning(const std::vector<Task>& tasks, const Database& database,
     TaskState& state = tuning.states[t];
     state.task = &tasks[t];
     state.space = std::make_unique<SearchSpace>(tasks[t].func, target);
-    state.search = std::make_unique<EvolutionarySearch>(*state.space, SearchOptions{},
-                                                        options.seed + t);
+    state.search = make_search(options.search, *state.space, options.seed + t);
     if (options.resume) {
       resume_task(state, static_cast<int>(t), database, target, tuning.samples);
     }

@@ -29,13 +29,6 @@ Graph parse_and_type(const std::string& text, std::map<std::string, Tensor> give
   return graph;
 }
 
-// The graph's inputs that are still inputs after typing, from `values` by name.
-std::vector<Tensor> inputs_of(const Graph& graph, const std::map<std::string, Tensor>& values) {
-  std::vector<Tensor> inputs;
-  for (const Value* input : graph.inputs()) inputs.push_back(values.at(input->name()));
-  return inputs;
-}
-
 Tensor bools(Shape shape, std::vector<bool> values) {
   return Tensor::from_vector<bool>(std::move(shape), values);
 }

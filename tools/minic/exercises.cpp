@@ -83,10 +83,11 @@ const Exercise& find_exercise(const std::vector<Exercise>& exercises, const std:
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
-// Builds minic in its build folder, so that the tests see the student's latest code.
+// Builds minic and the exercises' Catch2 tests in minic's build folder, so that the tests
+// see the student's latest code.
 void build_minic() {
-  const std::string command = fmt::format("cmake --build {} --target minic-cli",
-                                          quoted(MINIC_BINARY_DIR));
+  const std::string command = fmt::format(
+      "cmake --build {} --target minic-cli minic-exercise-tests", quoted(MINIC_BINARY_DIR));
   fmt::print("$ {}\n", command);
   std::fflush(stdout);
   if (std::system(command.c_str()) != 0) fail("building minic failed: the compiler says why");

@@ -2,16 +2,18 @@
 //
 //   minic tune MODEL -o DB.jsonl [--trials N] [--budget 10m] [--resume] [--seed N]
 //                    [--threads N] [--target T] [--per-round N]
-//                    [--cost-model xgboost|random] [--warm-cache] [--plot FILE.png]
+//                    [--cost-model xgboost|random] [--search NAME] [--warm-cache]
+//                    [--plot FILE.png]
 //   minic tune -o DB.jsonl --plot FILE.png        (no model: draws an existing database)
 //
-// Extracts the model's tasks (include/minic/autotune/task.h) for the target (this
-// machine's CPU, or a CPU --target names that this machine runs), runs the tuner
-// (include/minic/autotune/tuner.h) and appends every measurement to DB.jsonl as it is
-// made, keyed by the target's text. Prints a line per round and a table of tasks at the
-// end. `minic compile|run|bench MODEL --records DB.jsonl` then use the best record of each
-// kernel. --plot draws the tuning curve (best latency against trials, one line per task)
-// with matplotlib (scripts/plot_tuning.py).
+// MODEL is an ONNX model or a graph in the text form (.mgraph). Extracts its tasks
+// (include/minic/autotune/task.h) for the target (this machine's CPU, or a CPU --target
+// names that this machine runs), runs the tuner (include/minic/autotune/tuner.h) with the
+// search strategy --search names (include/minic/autotune/search_registry.h) and appends
+// every measurement to DB.jsonl as it is made, keyed by the target's text. Prints a line
+// per round and a table of tasks at the end. `minic compile|run|bench MODEL --records
+// DB.jsonl` then use the best record of each kernel. --plot draws the tuning curve (best
+// latency against trials, one line per task) with matplotlib (scripts/plot_tuning.py).
 //
 // Chapter: docs/module5-autotuning.md#8-the-task-scheduler-and-the-tuning-loop
 #include "commands.h"
@@ -19,9 +21,9 @@
 #include "graph_input.h"
 
 #include "minic/autotune/database.h"
+#include "minic/autotune/search_registry.h"
 #include "minic/autotune/task.h"
 #include "minic/autotune/tuner.h"
-#include "minic/frontend/onnx.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/support/error.h"
 
@@ -45,6 +47,7 @@ struct TuneCommandOptions {
   CommonOptions common;  // --threads (1 unless given), --target
   int per_round = 8;
   std::string cost_model = "xgboost";
+  std::string search = "evolutionary";
   std::string plot;
   bool warm_cache = false;
 };
@@ -117,15 +120,17 @@ int run_tune(const TuneCommandOptions& options) {
   tune_options.seed = options.seed;
   tune_options.per_round = options.per_round;
   tune_options.cost_model = options.cost_model;
+  tune_options.search = options.search;
   tune_options.measure.threads = options.common.threads;
   tune_options.measure.flush_cache = !options.warm_cache;
   if (options.trials < 1) fail("--trials must be at least 1");
   if (options.per_round < 1) fail("--per-round must be at least 1");
+  autotune::check_search_name(options.search);
 
   const Target target = options.common.parsed_target();
   require_cpu_target(target, "tune");
   std::vector<autotune::Task> tasks =
-      autotune::extract_tasks(import_onnx(options.model), default_pipeline(), target);
+      autotune::extract_tasks(read_graph_file(options.model, {}), default_pipeline(), target);
   if (!options.resume && std::filesystem::exists(options.output)) {
     fail("{} exists: pass --resume to go on from it, or choose another file", options.output);
   }
@@ -135,10 +140,11 @@ int run_tune(const TuneCommandOptions& options) {
   database.attach(options.output);
   int kernels = 0;
   for (const autotune::Task& task : tasks) kernels += task.weight;
-  fmt::print("tuning {} for {}: {} tasks ({} kernels), {} trials{}, cost model {}, seed {}\n",
+  fmt::print("tuning {} for {}: {} tasks ({} kernels), {} trials{}, {} search, cost model {}, "
+             "seed {}\n",
              options.model, target.str(), tasks.size(), kernels, options.trials,
              options.budget.empty() ? "" : fmt::format(" or {}", options.budget),
-             options.cost_model, options.seed);
+             options.search, options.cost_model, options.seed);
   std::fflush(stdout);
 
   autotune::TuneReport report = autotune::tune(
@@ -163,7 +169,7 @@ Command add_tune_command(CLI::App& app) {
   auto options = std::make_shared<TuneCommandOptions>();
   CLI::App* sub = app.add_subcommand(
       "tune", "Search for faster schedules of a model's kernels and record them");
-  sub->add_option("model", options->model, "The ONNX model file");
+  sub->add_option("model", options->model, "The ONNX model file, or a .mgraph file");
   sub->add_option("-o,--output", options->output, "The tuning database (JSON Lines)")
       ->required();
   sub->add_option("--trials", options->trials, "Candidates to measure, over all tasks")
@@ -177,6 +183,12 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("--per-round", options->per_round, "Candidates measured per round")
       ->capture_default_str();
   sub->add_option("--cost-model", options->cost_model, "xgboost or random")
+      ->capture_default_str();
+  std::string strategies;
+  for (const autotune::SearchInfo* info : autotune::SearchRegistry::all()) {
+    strategies += fmt::format("\n  {}: {}", info->name, info->summary);
+  }
+  sub->add_option("--search", options->search, "The search strategy:" + strategies)
       ->capture_default_str();
   sub->add_option("--plot", options->plot, "Draw the tuning curve into this PNG file");
   sub->add_flag("--warm-cache", options->warm_cache,

@@ -1,8 +1,12 @@
-// Evolutionary search: which candidates of a task to measure next.
+// Search: which candidates of a task to measure next; the evolutionary search, the default.
 //
 // Course module 5. A search space has far more points than can be measured (a GEMM's has
-// millions). Each round, the search breeds a population of points and lets the cost model
-// pick the few worth timing:
+// millions). Each round the tuner asks a task's Search for a few candidates (`propose`),
+// measures them, and tells it what they gave (`add_measured`). Every strategy has that
+// interface; search_registry.h names them for `minic tune --search`.
+//
+// The evolutionary search breeds a population of points and lets the cost model pick the
+// few worth timing:
 //   1. the population starts from the best points measured so far (elites) and fresh
 //      random points;
 //   2. for a few generations, parents are drawn with a chance that grows with their
@@ -12,8 +16,8 @@
 //      a few random unmeasured points besides (exploration: the model is only as good as
 //      what it has seen).
 // A point is scored by the model on its features (features.h): the space applies the
-// point, the loop pipeline runs, the features are read off the result. Features are
-// cached by the point's trace text.
+// point, the loop pipeline runs, the features are read off the result (evaluate_point).
+// Features are cached by the point's trace text.
 //
 //   EvolutionarySearch search(space, SearchOptions{}, /*seed=*/1);
 //   std::vector<Proposal> next = search.propose(model, /*count=*/8);
@@ -52,24 +56,48 @@ struct Proposal {
   std::vector<float> features;
 };
 
-class EvolutionarySearch {
+// The candidate of `point`: its trace, the scheduled function and its features (those of
+// space.apply(point) after the loop pipeline). Milliseconds: searches cache them.
+Proposal evaluate_point(const SearchSpace& space, const Decisions& point);
+
+// What the tuner asks of a search strategy, one object per task.
+class Search {
+ public:
+  virtual ~Search() = default;
+
+  // Up to `count` candidates never measured nor excluded, with distinct traces, in the
+  // order the strategy prefers (fewer when it finds no more). `model` is the tuner's cost
+  // model, trained on every measurement so far; a strategy may ignore it.
+  virtual std::vector<Proposal> propose(CostModel& model, int count) = 0;
+
+  // Records a measured candidate: its trace must never be proposed again. `decisions` are
+  // a point of this task's space (the default schedule's record gives the default point).
+  // `score` orders the measured points: higher is faster (the tuner passes 1 / latency; 0
+  // for a failure).
+  virtual void add_measured(const Decisions& decisions, const std::string& trace_text,
+                            double score) = 0;
+
+  // Never proposes `trace_text`: it is being measured already (the default schedule, in
+  // the tuner's first round of a task).
+  virtual void exclude(const std::string& trace_text) = 0;
+};
+
+class EvolutionarySearch : public Search {
  public:
   EvolutionarySearch(const SearchSpace& space, SearchOptions options, uint64_t seed);
 
   // Up to `count` points not measured before, best predicted first (fewer when the space
   // has fewer unmeasured points that the search meets).
-  std::vector<Proposal> propose(CostModel& model, int count);
+  std::vector<Proposal> propose(CostModel& model, int count) override;
 
-  // Records a measured candidate: its trace is never proposed again, and, when it has
-  // decisions of this space, it may seed later populations. `score` orders the measured
-  // points: higher is faster (the tuner passes 1 / latency; 0 for a failure).
-  void add_measured(const Decisions& decisions, const std::string& trace_text, double score);
+  // The trace is never proposed again, and, when it has decisions of this space, the point
+  // may seed later populations.
+  void add_measured(const Decisions& decisions, const std::string& trace_text,
+                    double score) override;
 
-  // Never proposes `trace_text`: it is being measured already (the default schedule, in the
-  // tuner's first round of a task).
-  void exclude(const std::string& trace_text) { measured_traces_.insert(trace_text); }
+  void exclude(const std::string& trace_text) override { measured_traces_.insert(trace_text); }
 
-  // The features of a point (cached): those of space.apply(point) after the loop pipeline.
+  // evaluate_point(space, point), cached.
   const Proposal& evaluate(const Decisions& point);
 
  private:

@@ -2,8 +2,8 @@
 //
 // Course module 5. tune() runs rounds until the trial budget or the time budget is spent:
 //   1. the task scheduler (task_scheduler.h) picks a task;
-//   2. the evolutionary search (search.h) proposes candidates for it, ranked by the cost
-//      model;
+//   2. the task's search (search.h; the evolutionary search unless TuneOptions::search
+//      names another) proposes candidates for it, ranked by the cost model;
 //   3. the best few are measured (measure.h) and appended to the database;
 //   4. the cost model is retrained on every measurement so far.
 // The first round of every task also measures the default schedule, so a tuned kernel is
@@ -33,6 +33,7 @@ struct TuneOptions {
   uint64_t seed = 1;
   bool resume = false;
   std::string cost_model = "xgboost";  // or "random"
+  std::string search = "evolutionary";  // a strategy of search_registry.h
   MeasureOptions measure;
 };
 
