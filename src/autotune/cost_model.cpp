@@ -29,6 +29,7 @@
 #include <xgboost/c_api.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <utility>
@@ -192,12 +193,55 @@ class RandomModel : public CostModel {
   std::mt19937_64 rng_;
 };
 
+// The registry: a function-local static, so that registration objects in any file may add
+// to it during static initialisation. The two built-in models are put in when it is
+// built, not by registration objects, which the linker could drop from the static library.
+std::map<std::string, CostModelInfo>& registry() {
+  static std::map<std::string, CostModelInfo> models = {
+      {"random",
+       {"random", "a random score for every candidate (no model)",
+        [](uint64_t seed) { return std::make_unique<RandomModel>(seed); }}},
+      {"xgboost",
+       {"xgboost", "gradient-boosted trees, retrained every round (the default)",
+        [](uint64_t seed) { return std::make_unique<XGBoostModel>(seed); }}}};
+  return models;
+}
+
 }  // namespace
 
+void CostModelRegistry::add(std::string name, CostModelFactory make, std::string summary) {
+  MINIC_CHECK(!registry().count(name));
+  std::string key = name;
+  registry().emplace(std::move(key),
+                     CostModelInfo{std::move(name), std::move(summary), std::move(make)});
+}
+
+const CostModelInfo* CostModelRegistry::find(const std::string& name) {
+  auto it = registry().find(name);
+  return it == registry().end() ? nullptr : &it->second;
+}
+
+std::vector<const CostModelInfo*> CostModelRegistry::all() {
+  std::vector<const CostModelInfo*> models;
+  for (const auto& [name, info] : registry()) models.push_back(&info);
+  return models;
+}
+
+RegisterCostModel::RegisterCostModel(const char* name, CostModelFactory make,
+                                     const char* summary) {
+  CostModelRegistry::add(name, std::move(make), summary);
+}
+
+void check_cost_model_name(const std::string& kind) {
+  if (CostModelRegistry::find(kind)) return;
+  std::vector<std::string> names;
+  for (const CostModelInfo* info : CostModelRegistry::all()) names.push_back(info->name);
+  fail("unknown cost model '{}' (available: {})", kind, fmt::join(names, ", "));
+}
+
 std::unique_ptr<CostModel> make_cost_model(const std::string& kind, uint64_t seed) {
-  if (kind == "xgboost") return std::make_unique<XGBoostModel>(seed);
-  if (kind == "random") return std::make_unique<RandomModel>(seed);
-  fail("unknown cost model '{}' (available: xgboost, random)", kind);
+  check_cost_model_name(kind);
+  return CostModelRegistry::find(kind)->make(seed);
 }
 
 }  // namespace minic::autotune

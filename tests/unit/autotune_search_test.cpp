@@ -1,6 +1,6 @@
-// Tests of the search strategies' interface and registry (course module 5): the
-// registry names the built-in evolutionary search and refuses an unknown name, listing
-// the known ones; the evolutionary search made through it proposes, round after round,
+// Tests of the search strategies' interface and registry, and of the cost models'
+// registry (course module 5): each registry has its built-in entries and refuses an
+// unknown name (the search registry's message lists the known ones); the evolutionary search made through it proposes, round after round,
 // points of the space whose kernels were never measured, excluded or proposed before,
 // and with one seed the same ones; evaluate_point gives the point's trace and the
 // features of its scheduled kernel.
@@ -81,6 +81,15 @@ TEST_CASE("the registry has the evolutionary search and names the strategies it 
     CHECK_THAT(error.what(), Catch::Contains("no search strategy 'annealing' (there are: ") &&
                                  Catch::Contains("evolutionary"));
   }
+}
+
+TEST_CASE("the cost model registry has xgboost and random, made by name") {
+  REQUIRE(CostModelRegistry::find("xgboost") != nullptr);
+  REQUIRE(CostModelRegistry::find("random") != nullptr);
+  CHECK(CostModelRegistry::find("oracle") == nullptr);
+  CHECK(make_cost_model("random", 1)->name() == "random");
+  CHECK(make_cost_model("xgboost", 1)->name() == "xgboost");
+  CHECK_THROWS_AS(check_cost_model_name("oracle"), Error);  // the message: cost model test
 }
 
 TEST_CASE("evaluate_point gives the point's trace and its kernel's features") {

@@ -2,7 +2,7 @@
 //
 //   minic tune MODEL -o DB.jsonl [--trials N] [--budget 10m] [--resume] [--seed N]
 //                    [--threads N] [--target T] [--per-round N]
-//                    [--cost-model xgboost|random] [--search NAME] [--warm-cache]
+//                    [--cost-model NAME] [--search NAME] [--warm-cache]
 //                    [--plot FILE.png]
 //   minic tune -o DB.jsonl --plot FILE.png        (no model: draws an existing database)
 //
@@ -20,6 +20,7 @@
 #include "common_options.h"
 #include "graph_input.h"
 
+#include "minic/autotune/cost_model.h"
 #include "minic/autotune/database.h"
 #include "minic/autotune/search_registry.h"
 #include "minic/autotune/task.h"
@@ -126,6 +127,7 @@ int run_tune(const TuneCommandOptions& options) {
   if (options.trials < 1) fail("--trials must be at least 1");
   if (options.per_round < 1) fail("--per-round must be at least 1");
   autotune::check_search_name(options.search);
+  autotune::check_cost_model_name(options.cost_model);
 
   const Target target = options.common.parsed_target();
   require_cpu_target(target, "tune");
@@ -182,7 +184,11 @@ Command add_tune_command(CLI::App& app) {
   add_common_options(sub, options->common, {CommonOption::threads, CommonOption::target});
   sub->add_option("--per-round", options->per_round, "Candidates measured per round")
       ->capture_default_str();
-  sub->add_option("--cost-model", options->cost_model, "xgboost or random")
+  std::string models;
+  for (const autotune::CostModelInfo* info : autotune::CostModelRegistry::all()) {
+    models += fmt::format("\n  {}: {}", info->name, info->summary);
+  }
+  sub->add_option("--cost-model", options->cost_model, "The cost model:" + models)
       ->capture_default_str();
   std::string strategies;
   for (const autotune::SearchInfo* info : autotune::SearchRegistry::all()) {
