@@ -4,7 +4,9 @@
 // design, for anyone, on any model or kernel: before the first pass, run the IR on fixed
 // random inputs and keep what it computes; after each pass, run it again on the same
 // inputs and compare, within the tolerance `minic run --compare` uses (compare.h). The
-// first pass that changes a result is named, with the result and how far it is off.
+// first pass that changes a result is named, with the result and how far it is off; each
+// pass before it gets a line on stderr, "after simplify: ok (max abs err 2.38e-07)", the
+// largest difference over every result.
 //
 //   PassManagerOptions<loop::LoopModule> options;
 //   add_numeric_check(options, make_input);   // installs before_all and after_each

@@ -38,6 +38,7 @@
 #include "minic/schedule/primitives.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
+#include "minic/support/explain.h"
 
 #include <optional>
 
@@ -105,25 +106,32 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   parallelize(sch, outer, total_work);
 }
 
-// Applies the rule for one block; on a refusal the schedule is left as it was.
+// Applies the rule for one block; on a refusal the schedule is left as it was. Each
+// choice and refusal is noted for `minic explain` (minic/support/explain.h).
 void schedule_block(Schedule& sch, const std::string& name, const Target& target) {
   Schedule attempt = sch;
   try {
     BlockRef block = attempt.get_block(name);
     std::vector<LoopRef> loops = attempt.get_loops(block);
     LoopRoles roles = loop_roles(attempt, block, loops);
-    if (roles.mixed || loops.empty()) return;
+    if (roles.mixed || loops.empty()) {
+      explain::note("block {}: no rule: {}", name,
+                    loops.empty() ? "it has no loops" : "a loop is both spatial and a reduction");
+      return;
+    }
     const Block& node = get_block(attempt.func(), name);
     if (is_multiply_accumulate(node)) {
       try {
         Schedule gemm = attempt;
         schedule_gemm(gemm, block, roles, target);
         sch = std::move(gemm);
+        explain::note("block {}: the GEMM rule", name);
         return;
       } catch (const InternalError&) {
         throw;  // a bug, not a refusal
-      } catch (const Error&) {
+      } catch (const Error& refusal) {
         // Not tileable as a GEMM: schedule it as a plain reduction.
+        explain::note("block {}: the GEMM rule refused: {}", name, refusal.what());
       }
     }
     const int64_t lanes = vector_lanes(target);
@@ -131,17 +139,27 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
       // The innermost spatial loop goes inside the reduction when it fills a vector.
       bool inner = !roles.spatial.empty() && extent_of(attempt, roles.spatial.back()) >= lanes;
       schedule_reduction(attempt, block, roles, inner, /*parallel=*/true);
+      explain::note("block {}: the reduction rule{}", name,
+                    inner ? ", the innermost spatial loop moved inside the reduction (it "
+                            "fills a vector)"
+                          : "");
     } else {
       // Split by one vector when the innermost extent is a multiple of its lanes.
       int64_t extent = roles.spatial.empty() ? 0 : extent_of(attempt, roles.spatial.back());
       bool whole_vectors = extent > 0 && extent % lanes == 0;
       schedule_elementwise(attempt, roles, whole_vectors ? lanes : 1, /*parallel=*/true);
+      explain::note("block {}: the elementwise rule, {}", name,
+                    whole_vectors ? fmt::format("vectors of {} lanes", lanes)
+                                  : fmt::format("no vectors (the innermost extent {} is not "
+                                                "a multiple of {} lanes)", extent, lanes));
     }
     sch = std::move(attempt);
   } catch (const InternalError&) {
     throw;  // a bug, not a refusal
-  } catch (const Error&) {
+  } catch (const Error& refusal) {
     // The rule does not fit this block; it keeps its loops as they are.
+    explain::note("block {}: the rule refused ({}); its loops stay as they are", name,
+                  refusal.what());
   }
 }
 

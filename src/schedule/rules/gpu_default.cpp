@@ -31,6 +31,7 @@
 #include "minic/schedule/primitives.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
+#include "minic/support/explain.h"
 
 #include <algorithm>
 
@@ -41,28 +42,37 @@ namespace {
 // one SM of every architecture minic targets.
 constexpr int64_t kThreadsPerBlock = 256;
 
-using Rule = void (*)(Schedule&, const BlockRef&, const LoopRoles&);
+// A rule and its name, for `minic explain`.
+struct Rule {
+  const char* name;
+  void (*apply)(Schedule&, const BlockRef&, const LoopRoles&);
+};
 
 // The rules to try before one thread per output, the most specific first.
 std::vector<Rule> tiled_rules(const loop::Block& block, const LoopRoles& roles) {
-  if (is_multiply_accumulate(block)) return {schedule_gpu_gemm, schedule_gpu_conv};
-  if (!roles.reduce.empty()) return {schedule_gpu_reduction};
+  if (is_multiply_accumulate(block)) {
+    return {{"GEMM", schedule_gpu_gemm}, {"convolution", schedule_gpu_conv}};
+  }
+  if (!roles.reduce.empty()) return {{"reduction", schedule_gpu_reduction}};
   return {};
 }
 
 // Applies the first of `rules` that fits the block; false (`sch` unchanged) if none does.
-bool apply_first(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
-                 const std::vector<Rule>& rules) {
-  for (Rule rule : rules) {
+// Each refusal and the choice are noted for `minic explain`.
+bool apply_first(Schedule& sch, const std::string& name, const BlockRef& block,
+                 const LoopRoles& roles, const std::vector<Rule>& rules) {
+  for (const Rule& rule : rules) {
     try {
       Schedule tiled = sch;
-      rule(tiled, block, roles);
+      rule.apply(tiled, block, roles);
       sch = std::move(tiled);
+      explain::note("block {}: the GPU {} rule", name, rule.name);
       return true;
     } catch (const InternalError&) {
       throw;  // a bug, not a refusal
-    } catch (const Error&) {
+    } catch (const Error& refusal) {
       // The rule does not fit: the next.
+      explain::note("block {}: the GPU {} rule refused: {}", name, rule.name, refusal.what());
     }
   }
   return false;
@@ -74,8 +84,14 @@ void schedule_block(Schedule& sch, const std::string& name) {
     BlockRef block = attempt.get_block(name);
     std::vector<LoopRef> loops = attempt.get_loops(block);
     LoopRoles roles = loop_roles(attempt, block, loops);
-    if (roles.mixed || roles.spatial.empty()) return;
-    if (apply_first(attempt, block, roles, tiled_rules(get_block(attempt.func(), name), roles))) {
+    if (roles.mixed || roles.spatial.empty()) {
+      explain::note("block {}: no rule: {}; it runs in one thread", name,
+                    roles.mixed ? "a loop is both spatial and a reduction"
+                                : "it has no spatial loop");
+      return;
+    }
+    if (apply_first(attempt, name, block, roles,
+                    tiled_rules(get_block(attempt.func(), name), roles))) {
       sch = std::move(attempt);
       return;
     }
@@ -93,10 +109,14 @@ void schedule_block(Schedule& sch, const std::string& name) {
     attempt.bind(parts[0], "blockIdx.x");
     attempt.bind(parts[1], "threadIdx.x");
     sch = std::move(attempt);
+    explain::note("block {}: one thread per output, {} thread{} a block", name, threads,
+                  threads == 1 ? "" : "s");
   } catch (const InternalError&) {
     throw;  // a bug, not a refusal
-  } catch (const Error&) {
+  } catch (const Error& refusal) {
     // The rule does not fit this block; it keeps its loops and runs in one thread.
+    explain::note("block {}: the rule refused ({}); it runs in one thread", name,
+                  refusal.what());
   }
 }
 
