@@ -4,12 +4,13 @@
 # Idempotent: a second run only checks that everything is present.
 set -euo pipefail
 
-# gcc: `cc` links the shared libraries `minic compile` writes.
+# gcc: `cc` links the shared libraries `minic compile` writes. chromium: the test that
+# loads a `minic report` page in a real browser (tests/report/).
 APT_PACKAGES=(
   cmake ninja-build ccache gcc g++ python3-pip
   llvm-19-dev llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
-  libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libxgboost-dev graphviz
+  libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libxgboost-dev graphviz chromium
 )
 # nvidia-cuda-nvrtc: NVRTC for the CUDA back end's tests where there is no CUDA toolkit;
 # nvidia-cuda-cuobjdump and -nvdisasm: the cubins' machine code (`minic opt --emit sass`).

@@ -19,6 +19,7 @@
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "commands.h"
 #include "common_options.h"
+#include "explain.h"
 #include "graph_input.h"
 
 #include "minic/autotune/database.h"
@@ -134,27 +135,12 @@ void explain_kernels(const Graph& graph, const ExplainOptions& options) {
     if (!options.kernel.empty() && func.name != options.kernel) continue;
     found = true;
     fmt::print("  {}:\n", func.name);
-    const std::string key = autotune::workload_key(func);
-    std::optional<autotune::TuningRecord> best;
-    if (records) best = records->best(key, target);
-    if (best) {
-      fmt::print("    the tuning record of trial {} in {} ({:.1f} us), the best of workload {}\n",
-                 best->trial, options.common.records, best->median_us, key);
-      fmt::print("    trace:\n");
-      for (const std::string& line : split_lines(best->trace)) fmt::print("      {}\n", line);
-      continue;
-    }
-    fmt::print("    the default rules{}\n",
-               records ? fmt::format(" (no record of workload {} in {})", key,
-                                     options.common.records)
-                       : "");
-    explain::Recorder recorder;
-    schedule::Trace trace = schedule::default_trace(func, target);
-    for (const std::string& line : recorder.take()) fmt::print("    {}\n", line);
+    KernelSchedule schedule =
+        kernel_schedule(func, records ? &*records : nullptr, options.common.records, target);
+    fmt::print("    {}\n", schedule.source);
+    for (const std::string& line : schedule.notes) fmt::print("    {}\n", line);
     fmt::print("    trace:\n");
-    for (const std::string& line : split_lines(schedule::print_trace(trace))) {
-      fmt::print("      {}\n", line);
-    }
+    for (const std::string& line : split_lines(schedule.trace)) fmt::print("      {}\n", line);
   }
   if (!found) fail("--kernel {}: the model has no kernel of that name", options.kernel);
   for (const Node* node : skipped) {
@@ -163,6 +149,31 @@ void explain_kernels(const Graph& graph, const ExplainOptions& options) {
     }
   }
 }
+
+}  // namespace
+
+KernelSchedule kernel_schedule(const loop::PrimFunc& func, const autotune::Database* records,
+                               const std::string& records_path, const Target& target) {
+  const std::string key = autotune::workload_key(func);
+  std::optional<autotune::TuningRecord> best;
+  if (records) best = records->best(key, target);
+  if (best) {
+    return {fmt::format("the tuning record of trial {} in {} ({:.1f} us), the best of "
+                        "workload {}", best->trial, records_path, best->median_us, key),
+            {}, best->trace};
+  }
+  KernelSchedule schedule;
+  schedule.source = "the default rules";
+  if (records) {
+    schedule.source += fmt::format(" (no record of workload {} in {})", key, records_path);
+  }
+  explain::Recorder recorder;
+  schedule.trace = schedule::print_trace(schedule::default_trace(func, target));
+  schedule.notes = recorder.take();
+  return schedule;
+}
+
+namespace {
 
 int run_explain(const ExplainOptions& options) {
   Graph graph = read_graph_file(options.model, options.common.input_shapes);

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
       minic::cli::add_db_command(app),
       minic::cli::add_exercises_command(app),
       minic::cli::add_explain_command(app),
+      minic::cli::add_report_command(app),
   };
 
   // CLI11 would call an unknown word in the subcommand's place a missing subcommand.
