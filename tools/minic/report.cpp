@@ -183,10 +183,13 @@ int run_report(const ReportOptions& options) {
   Graph imported = read_graph_file(options.model, options.common.input_shapes);
   std::unique_ptr<Graph> optimised = imported.clone();
   run_passes(*optimised, default_pipeline());
+  // The graph is optimised already: compile it without running the passes again.
   CompileOptions compile_options;
+  compile_options.graph_passes = {};
   compile_options.threads = options.common.threads;
   compile_options.records = options.common.records;
-  std::unique_ptr<CompiledModel> model = compile_model(std::move(*imported.clone()), compile_options);
+  std::unique_ptr<CompiledModel> model =
+      compile_model(std::move(*optimised->clone()), compile_options);
   std::optional<autotune::Database> records;
   if (!options.common.records.empty()) {
     records = autotune::Database::load(options.common.records);

@@ -1,8 +1,7 @@
 // Decisions in words, for `minic explain`. Course module 1.
 //
-// Code that chooses (a default schedule rule that fits a block or refuses it, the
-// scheduler picking a tuning record or the default rules) says what it chose and why
-// with explain::note. Nothing is kept unless a Recorder is alive on the thread: then
+// Code that chooses (a default schedule rule, CPU or GPU, that fits a block or refuses
+// it) says what it chose and why with explain::note. Nothing is kept unless a Recorder is alive on the thread: then
 // every note goes to it, in order, and costs a formatted string; otherwise a note costs a
 // test of one thread-local pointer.
 //
