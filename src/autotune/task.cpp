@@ -101,7 +101,7 @@ double count_flops(const loop::PrimFunc& func) {
 
 std::vector<Task> extract_tasks(Graph graph, const std::vector<std::string>& graph_passes,
                                 const Target& target) {
-  run_passes(graph, graph_passes);
+  run_passes(graph, graph_passes, target);
   std::vector<Task> tasks;
   std::map<std::string, size_t> task_of_key;
   for (const Node* node : graph.nodes()) {

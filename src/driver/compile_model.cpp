@@ -279,7 +279,7 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
          options.target.str());
   }
   CompileStats stats;
-  run_passes(graph, options.graph_passes);                               // 1. graph passes
+  run_passes(graph, options.graph_passes, options.target);               // 1. graph passes
   LoweredKernels kernels = lower_kernels(graph, options.target);         // 2. lowering
   schedule_kernels(kernels.module, options, stats);                      // 3. scheduling
   run_passes(kernels.module, options.loop_passes, options.loop_pass_options);  // 4. loop passes

@@ -120,7 +120,9 @@ bool can_lower(const Node& node) {
 std::string kernel_name(const Node& node) {
   std::string source = node.name;
   if (source.empty()) {
-    source = node.op + "_" + (node.outputs().empty() ? "" : node.output(0)->name());
+    // The op without its domain ("minic.NchwcConv" is "NchwcConv"), then the result's name.
+    const std::string op = node.op.substr(node.op.rfind('.') + 1);
+    source = op + "_" + (node.outputs().empty() ? "" : node.output(0)->name());
   }
   std::string name;
   for (char c : source) {

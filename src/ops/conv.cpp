@@ -147,22 +147,8 @@ std::vector<TensorType> conv_shape(const ShapeContext& ctx) {
 }
 
 std::vector<Tensor> conv_kernel(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const Tensor& w = ctx.input(1);
-  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
-  Tensor y = ctx.make_output(0);
-  visit_float_dtype(ctx, x.dtype(), "input X", [&]<typename T>() {
-    using C = compute_t<T>;
-    std::vector<C> xs = to_compute<T>(x);
-    std::vector<C> ws = to_compute<T>(w);
-    std::vector<C> bs = bias ? to_compute<T>(*bias) : std::vector<C>();
-    std::vector<C> ys(y.num_elements());
-    conv_forward<C>(a, x.shape(), xs.data(), ws.data(), bias ? bs.data() : nullptr, y.shape(),
-                    ys.data());
-    store_computed<T>(ys, y);
-  });
-  return {std::move(y)};
+  return single_output(conv_reference(ctx, ctx.input(0), ctx.input(1),
+                                      ctx.has_input(2) ? &ctx.input(2) : nullptr));
 }
 
 // --- ConvTranspose ------------------------------------------------------------------------------
@@ -319,18 +305,11 @@ std::vector<Tensor> conv_transpose_kernel(const KernelContext& ctx) {
   const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   ConvTransposeAttributes a =
       ConvTransposeAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
-  Tensor y = ctx.make_output(0);
-  visit_float_dtype(ctx, x.dtype(), "input X", [&]<typename T>() {
-    using C = compute_t<T>;
-    std::vector<C> xs = to_compute<T>(x);
-    std::vector<C> ws = to_compute<T>(w);
-    std::vector<C> bs = bias ? to_compute<T>(*bias) : std::vector<C>();
-    std::vector<C> ys(y.num_elements());
-    conv_transpose_forward<C>(a, x.shape(), xs.data(), ws.data(), bias ? bs.data() : nullptr,
-                              ys.data());
-    store_computed<T>(ys, y);
-  });
-  return {std::move(y)};
+  return single_output(run_conv_reference(
+      ctx, x, w, bias, ctx.output_type(0),
+      [&]<typename C>(const C* xs, const C* ws, const C* bs, C* ys) {
+        conv_transpose_forward<C>(a, x.shape(), xs, ws, bs, ys);
+      }));
 }
 
 // --- compute rule (ConvTranspose; Conv's is in conv_compute.cpp) ---------------------------
@@ -413,6 +392,16 @@ std::vector<ComputeTensor> conv_transpose_compute(const ComputeContext& ctx) {
 }
 
 }  // namespace
+
+Tensor conv_reference(const NodeContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias) {
+  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  Shape y_shape = {x.shape()[0], w.shape()[0]};
+  y_shape.insert(y_shape.end(), a.window.output.begin(), a.window.output.end());
+  return run_conv_reference(ctx, x, w, bias, {x.dtype(), y_shape},
+                            [&]<typename C>(const C* xs, const C* ws, const C* bs, C* ys) {
+                              conv_forward<C>(a, x.shape(), xs, ws, bs, y_shape, ys);
+                            });
+}
 
 void register_conv_ops(OpRegistry& registry) {
   registry.add({.name = "Conv",

@@ -6,6 +6,7 @@
 
 #include "minic/ops/compute.h"
 #include "minic/ops/op.h"
+#include "float_compute.h"
 #include "window.h"
 
 namespace minic {
@@ -40,6 +41,26 @@ inline Shape read_kernel_shape(const NodeContext& ctx, const TensorType& w) {
   return kernel;
 }
 
+// The reference kernels of the convolutions (Conv, ConvTranspose, minic.NchwcConv) share
+// their frame: X, W and the optional bias B read into plain arrays of the compute type C,
+// `forward(x, w, bias or null, y)` filling Y's (of type `y_type`), and Y stored back in its
+// element type.
+template <typename Forward>
+Tensor run_conv_reference(const NodeContext& ctx, const Tensor& x, const Tensor& w,
+                          const Tensor* bias, const TensorType& y_type, Forward&& forward) {
+  Tensor y(y_type);
+  visit_float_dtype(ctx, x.dtype(), "input X", [&]<typename T>() {
+    using C = compute_t<T>;
+    std::vector<C> xs = to_compute<T>(x);
+    std::vector<C> ws = to_compute<T>(w);
+    std::vector<C> bs = bias ? to_compute<T>(*bias) : std::vector<C>();
+    std::vector<C> ys(y.num_elements());
+    forward(xs.data(), ws.data(), bias ? bs.data() : nullptr, ys.data());
+    store_computed<T>(ys, y);
+  });
+  return y;
+}
+
 // --- Conv ---------------------------------------------------------------------------------------
 
 struct ConvAttributes {
@@ -72,6 +93,10 @@ struct ConvAttributes {
     return a;
   }
 };
+
+// Conv's reference kernel on given tensors: Conv(X, W, B) with the node's attributes
+// (conv.cpp). minic.NchwcConv's reference kernel is this on its tensors unblocked.
+Tensor conv_reference(const NodeContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias);
 
 // Conv's compute rule (conv_compute.cpp).
 std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx);

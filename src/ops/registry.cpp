@@ -39,6 +39,8 @@ void register_reverse_sequence_ops(OpRegistry& registry);     // ReverseSequence
 
 // Convolution, pooling and images
 void register_conv_ops(OpRegistry& registry);                 // Conv, ConvTranspose
+void register_conv_nchwc_ops(OpRegistry& registry);           // minic.NchwcConv
+void register_nchwc_reorder_ops(OpRegistry& registry);        // minic.ToNchwc, FromNchwc
 void register_deform_conv_ops(OpRegistry& registry);          // DeformConv
 void register_col2im_ops(OpRegistry& registry);               // Col2Im
 void register_pool_ops(OpRegistry& registry);                 // MaxPool, AveragePool, Global*Pool
@@ -114,6 +116,8 @@ OpRegistry build_registry() {
 
   // Convolution, pooling and images
   register_conv_ops(registry);
+  register_conv_nchwc_ops(registry);
+  register_nchwc_reorder_ops(registry);
   register_deform_conv_ops(registry);
   register_col2im_ops(registry);
   register_pool_ops(registry);

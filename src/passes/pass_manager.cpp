@@ -1,9 +1,9 @@
 // The pass manager, written once for both kinds of pass. Course modules 2 and 4.
 //
 // run_pipeline is a template over the IR unit. What differs between a Graph and a
-// loop::LoopModule -- which registry entries to look in, how a pass runs on the unit, how
-// the unit prints and verifies -- is in one small traits struct per unit, below; the rest
-// is the same code for both:
+// loop::LoopModule -- which registry entries to look in, how a pass runs on the unit (a
+// graph pass is also handed the target), how the unit prints and verifies -- is in one
+// small struct per unit, below; the rest is the same code for both:
 //   1. look every name up first, so that an unknown pass fails before any pass runs;
 //   2. call the before_all hook with the IR as given (unless no pass is to run);
 //   3. for each pass: run it (timed); verify the IR when asked, and always after the
@@ -30,8 +30,11 @@ namespace {
 
 struct GraphUnit {
   static constexpr PassKind kind = PassKind::graph;
+  const Target& target;  // what the graph is compiled for: handed to every pass
 
-  static void run(const PassInfo& pass, Graph& graph) { std::get<GraphPassFn>(pass.run)(graph); }
+  void run(const PassInfo& pass, Graph& graph) const {
+    std::get<GraphPassFn>(pass.run)(graph, target);
+  }
   static std::string text(const Graph& graph) {
     GraphPrintOptions options;
     options.elide_large_constants = true;
@@ -49,7 +52,7 @@ struct GraphUnit {
 struct LoopUnit {
   static constexpr PassKind kind = PassKind::loop;
 
-  static void run(const PassInfo& pass, loop::LoopModule& module) {
+  void run(const PassInfo& pass, loop::LoopModule& module) const {
     const LoopPassFn& fn = std::get<LoopPassFn>(pass.run);
     for (loop::PrimFunc& func : module.functions) func = fn(std::move(func));
   }
@@ -99,7 +102,7 @@ std::string timing_table(PassKind kind, const std::vector<std::pair<std::string,
 }
 
 template <typename Unit, typename IR>
-void run_pipeline(IR& ir, const std::vector<std::string>& names,
+void run_pipeline(const Unit& unit, IR& ir, const std::vector<std::string>& names,
                   const PassManagerOptions<IR>& options) {
   std::vector<const PassInfo*> passes = look_up<Unit>(names);
   auto print = [&](const std::string& text) {
@@ -115,7 +118,7 @@ void run_pipeline(IR& ir, const std::vector<std::string>& names,
     std::string before = printing && options.print_ir_after_change ? Unit::text(ir) : "";
 
     auto start = std::chrono::steady_clock::now();
-    Unit::run(pass, ir);
+    unit.run(pass, ir);
     auto stop = std::chrono::steady_clock::now();
     times.emplace_back(pass.name, std::chrono::duration<double, std::milli>(stop - start).count());
 
@@ -134,14 +137,14 @@ void run_pipeline(IR& ir, const std::vector<std::string>& names,
 
 }  // namespace
 
-void run_passes(Graph& graph, const std::vector<std::string>& passes,
+void run_passes(Graph& graph, const std::vector<std::string>& passes, const Target& target,
                 const PassManagerOptions<Graph>& options) {
-  run_pipeline<GraphUnit>(graph, passes, options);
+  run_pipeline(GraphUnit{target}, graph, passes, options);
 }
 
 void run_passes(loop::LoopModule& module, const std::vector<std::string>& passes,
                 const PassManagerOptions<loop::LoopModule>& options) {
-  run_pipeline<LoopUnit>(module, passes, options);
+  run_pipeline(LoopUnit{}, module, passes, options);
 }
 
 }  // namespace minic

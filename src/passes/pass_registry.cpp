@@ -52,8 +52,13 @@ std::vector<const PassInfo*> PassRegistry::all(PassKind kind) {
   return passes;
 }
 
-RegisterGraphPass::RegisterGraphPass(const char* name, GraphPassFn run, const char* summary) {
-  PassRegistry::add(name, std::move(run), summary);
+RegisterGraphPass::RegisterGraphPass(const char* name, void (*run)(Graph&), const char* summary) {
+  PassRegistry::add(name, [run](Graph& graph, const Target&) { run(graph); }, summary);
+}
+
+RegisterGraphPass::RegisterGraphPass(const char* name, void (*run)(Graph&, const Target&),
+                                     const char* summary) {
+  PassRegistry::add(name, GraphPassFn(run), summary);
 }
 
 RegisterLoopPass::RegisterLoopPass(const char* name, LoopPassFn run, const char* summary) {

@@ -26,6 +26,7 @@ const std::vector<std::string>& default_pipeline() {
       "fuse-matmul-bias",  // MatMul + Add(bias) → Gemm
       "fold-constants",    // the folded weights of the passes above
       "pretranspose-weights",  // Gemm's constant B stored [K, N]: rows read in order
+      "blocked-layout",    // CPU: convolution chains in blocks of channels (NCHWc)
       "dce",               // whatever is no longer used
       "fuse-ops",          // fusion groups: each becomes one kernel
   };

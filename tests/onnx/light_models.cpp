@@ -102,7 +102,7 @@ void run_light_model_unguarded(const fs::path& model, const PassSelection& selec
   }
   Graph graph = import_onnx(model.string());
   result.before = op_histogram(graph);
-  run_passes(graph, selection.passes);
+  run_passes(graph, selection.passes, target);
   result.after = op_histogram(graph);
   result.ran_passes = true;
 

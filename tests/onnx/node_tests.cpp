@@ -29,7 +29,7 @@ void run_node_case_unguarded(const fs::path& folder, const std::vector<std::stri
     options.known_inputs[summary.inputs[k].name] = read_tensor_proto(input_files[k].string());
   }
   Graph graph = import_onnx(model, options);
-  run_passes(graph, passes);
+  run_passes(graph, passes, target);
 
   std::vector<Tensor> inputs;
   for (const Value* input : graph.inputs()) {

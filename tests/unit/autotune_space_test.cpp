@@ -55,7 +55,7 @@ const char* const kGemm5040 = R"(func @wide(A: f32[5040,64], B: f32[64,960], C: 
 loop::PrimFunc lowered(const std::string& graph_text) {
   Graph graph = parse_graph(graph_text);
   infer_shapes(graph);
-  run_passes(graph, default_pipeline());
+  run_passes(graph, default_pipeline(), testing::avx512());
   for (const Node* node : graph.nodes()) {
     if (can_lower(*node)) return lower_node(*node, graph.opset, testing::avx512());
   }

@@ -4,6 +4,7 @@
 #include "onnx_test_util.h"
 
 #include "minic/frontend/onnx.h"
+#include "minic/codegen/llvm.h"
 #include "minic/ir/graph/text.h"
 #include "minic/ir/graph/verifier.h"
 #include "minic/ops/shape_inference.h"
@@ -97,7 +98,7 @@ TEST_CASE("the light models round-trip after the default pipeline", "[graph_text
                            "resnet50", "shufflenet", "squeezenet", "vgg19", "zfnet512"}) {
     INFO(name);
     Graph graph = import_onnx((root / fmt::format("light_{}.onnx", name)).string());
-    run_passes(graph, default_pipeline());
+    run_passes(graph, default_pipeline(), codegen::host_target());
     REQUIRE(round_trip_problem(graph, name).empty());
   }
 }

@@ -129,7 +129,7 @@ TEST_CASE("every kernel of the light models lowers, and the small ones run",
   for (const char* name : {"bvlc_alexnet", "densenet121", "inception_v1", "inception_v2",
                            "resnet50", "shufflenet", "squeezenet", "vgg19", "zfnet512"}) {
     Graph graph = import_onnx((root / fmt::format("light_{}.onnx", name)).string());
-    run_passes(graph, default_pipeline());
+    run_passes(graph, default_pipeline(), codegen::host_target());
     ModelCounts counts = check_kernels(graph, name, problems);
     int seen = counts.kernels + static_cast<int>(problems.size());
     CHECK(seen >= static_cast<int>(graph.num_nodes()));
@@ -138,7 +138,7 @@ TEST_CASE("every kernel of the light models lowers, and the small ones run",
   }
   // The example MLP (examples/models), whose kernels are all small enough to run.
   Graph mlp = import_onnx(MINIC_SOURCE_DIR "/examples/models/mlp.onnx");
-  run_passes(mlp, default_pipeline());
+  run_passes(mlp, default_pipeline(), codegen::host_target());
   ModelCounts counts = check_kernels(mlp, "mlp", problems);
   CHECK(counts.compared == static_cast<int>(mlp.num_nodes()));
   WARN(total.kernels << " kernels of the light models lowered, verified and round-tripped; "

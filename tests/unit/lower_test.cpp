@@ -46,7 +46,7 @@ Structure structure(const loop::PrimFunc& func) {
 std::vector<loop::PrimFunc> lower_and_check(const std::string& text) {
   Graph graph = parse_graph(text);
   infer_shapes(graph);
-  run_passes(graph, default_pipeline());
+  run_passes(graph, default_pipeline(), testing::avx512());
   require_kernels_agree(graph);
   std::vector<loop::PrimFunc> functions;
   for (const Node* node : graph.nodes()) {

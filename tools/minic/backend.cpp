@@ -56,7 +56,7 @@ PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : optio
   }
   auto start = std::chrono::steady_clock::now();
   if (options.backend == "interp") {
-    run_passes(graph, options.passes);
+    run_passes(graph, options.passes, options.target);
     graph_ = std::move(graph);
   } else {
     CompileOptions compile_options;

@@ -118,7 +118,7 @@ void explain_passes(Graph& graph, const ExplainOptions& options) {
       std::find(passes.begin(), passes.end(), options.pass) == passes.end()) {
     fail("--pass {}: not a pass of the pipeline ({})", options.pass, fmt::join(passes, ", "));
   }
-  run_passes(graph, passes, pass_options);
+  run_passes(graph, passes, options.common.parsed_target(), pass_options);
 }
 
 void explain_kernels(const Graph& graph, const ExplainOptions& options) {

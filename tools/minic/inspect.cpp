@@ -69,7 +69,7 @@ OptimizedSummary optimize(const InspectOptions& options, const OnnxModelSummary&
   OnnxImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
   Graph graph = import_onnx(options.model, import_options);
-  run_passes(graph, default_pipeline());
+  run_passes(graph, default_pipeline(), options.common.parsed_target());
   OptimizedSummary optimized;
   count_ops(graph, optimized.op_counts);
   optimized.kernels = static_cast<int>(graph.num_nodes());

@@ -136,7 +136,7 @@ int run_opt(const OptOptions& options) {
   if (cuda_emit && !target.is_cuda()) {
     fail("--emit {} needs a CUDA target (--target cuda)", options.emit);
   }
-  run_passes(graph, parse_pass_list(options.common.passes),
+  run_passes(graph, parse_pass_list(options.common.passes), target,
              graph_pass_options(options.pass_flags));
 
   std::string text;

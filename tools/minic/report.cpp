@@ -182,7 +182,7 @@ std::string tuning_section(const autotune::Database& records, const std::string&
 int run_report(const ReportOptions& options) {
   Graph imported = read_graph_file(options.model, options.common.input_shapes);
   std::unique_ptr<Graph> optimised = imported.clone();
-  run_passes(*optimised, default_pipeline());
+  run_passes(*optimised, default_pipeline(), options.common.parsed_target());
   // The graph is optimised already: compile it without running the passes again.
   CompileOptions compile_options;
   compile_options.graph_passes = {};

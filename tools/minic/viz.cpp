@@ -107,7 +107,7 @@ int run_viz(const VizOptions& options) {
   }
   std::vector<std::string> passes = passes_to_run(options);
   Graph graph = read_graph_file(options.input, options.common.input_shapes);
-  run_passes(graph, passes);
+  run_passes(graph, passes, options.common.parsed_target());
 
   std::string dot_text = graph_to_dot(graph);
   if (options.output == "-") {

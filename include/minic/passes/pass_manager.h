@@ -8,7 +8,7 @@
 // `--time-passes` and `--verify-each[=numeric]` mean the same for both kinds, in
 // `minic opt` and `minic schedule` alike:
 //
-//   run_passes(graph, default_pipeline());                  // graph passes
+//   run_passes(graph, default_pipeline(), target);          // graph passes
 //   run_passes(kernels, loop::default_loop_pipeline());     // loop passes, every kernel
 //
 // This header includes the registry and the default pipelines (pipeline.h), so that one
@@ -49,9 +49,10 @@ struct PassManagerOptions {
   std::function<void(const std::string& text)> print;
 };
 
-// Runs the graph passes named `passes` in order. Throws Error naming an unknown pass, or
-// the pass after which the graph no longer verifies.
-void run_passes(Graph& graph, const std::vector<std::string>& passes,
+// Runs the graph passes named `passes` in order, for code that will run on `target`.
+// Throws Error naming an unknown pass, or the pass after which the graph no longer
+// verifies.
+void run_passes(Graph& graph, const std::vector<std::string>& passes, const Target& target,
                 const PassManagerOptions<Graph>& options = {});
 
 // Runs the loop passes named `passes` in order, each on every function of `module`.

@@ -20,11 +20,17 @@
 //
 // A graph pass and a loop pass may share a name ("simplify"): the kind tells them apart.
 //
+// A graph pass is `void fn(Graph&)`, or `void fn(Graph&, const Target&)` when what it does
+// depends on the machine the model is compiled for: `blocked-layout` blocks channels by
+// the target's vector width, and leaves a GPU's graph as it is. The pass manager hands
+// every graph pass the target (the other form is wrapped so that it ignores it).
+//
 // Chapter: docs/module2-graph-passes.md#1-the-pass-manager
 #pragma once
 
 #include "minic/ir/graph/graph.h"
 #include "minic/ir/loop/stmt.h"
+#include "minic/target/target.h"
 
 #include <functional>
 #include <string>
@@ -34,7 +40,7 @@
 
 namespace minic {
 
-using GraphPassFn = std::function<void(Graph&)>;
+using GraphPassFn = std::function<void(Graph&, const Target&)>;
 using LoopPassFn = std::function<loop::PrimFunc(loop::PrimFunc)>;
 
 enum class PassKind { graph, loop };
@@ -65,7 +71,8 @@ class PassRegistry {
 
 // What the registration macros make: an object that registers a pass when it is built.
 struct RegisterGraphPass {
-  RegisterGraphPass(const char* name, GraphPassFn run, const char* summary);
+  RegisterGraphPass(const char* name, void (*run)(Graph&), const char* summary);
+  RegisterGraphPass(const char* name, void (*run)(Graph&, const Target&), const char* summary);
 };
 struct RegisterLoopPass {
   RegisterLoopPass(const char* name, LoopPassFn run, const char* summary);
@@ -76,7 +83,8 @@ struct RegisterLoopPass {
 #define MINIC_PASS_CONCAT_INNER(a, b) a##b
 #define MINIC_PASS_CONCAT(a, b) MINIC_PASS_CONCAT_INNER(a, b)
 
-// Registers the graph pass `fn` (void fn(Graph&)) under `name`, with a one-line summary.
+// Registers the graph pass `fn` (void fn(Graph&), or void fn(Graph&, const Target&)) under
+// `name`, with a one-line summary.
 #define MINIC_REGISTER_GRAPH_PASS(name, fn, summary)                                  \
   static const ::minic::RegisterGraphPass MINIC_PASS_CONCAT(minic_graph_pass_, __LINE__)( \
       name, fn, summary)

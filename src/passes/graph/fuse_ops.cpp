@@ -99,12 +99,14 @@ GroupParts group_parts(const Graph& graph, std::vector<Node*> members) {
   return parts;
 }
 
-// "conv_add_relu": the group's first four distinct ops in order, lower case.
+// "conv_add_relu": the group's first four distinct ops in order, lower case, without a
+// domain ("minic.NchwcConv" is "nchwcconv").
 std::string group_name_hint(const std::vector<Node*>& members) {
   std::vector<std::string> ops;
   for (const Node* member : members) {
     std::string op;
-    for (unsigned char c : member->op) op += static_cast<char>(std::tolower(c));
+    const std::string_view name = member->op;
+    for (unsigned char c : name.substr(name.rfind('.') + 1)) op += static_cast<char>(std::tolower(c));
     if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
   }
   if (ops.size() > 4) ops.resize(4);

@@ -34,18 +34,24 @@
 // Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
 #include "minic/schedule/rules.h"
 
+#include "cpu_rules.h"
+
 #include "minic/schedule/block_roles.h"
 #include "minic/schedule/primitives.h"
 #include "minic/schedule/schedule.h"
 #include "minic/support/error.h"
 #include "minic/support/explain.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace minic::schedule {
 namespace {
 
 using loop::Block;
+
+// A rule that tiles a multiply-accumulate block, or fails (an Error) where it does not fit.
+using TiledRule = void (*)(Schedule&, const BlockRef&, const LoopRoles&, const Target&);
 
 void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
                    const Target& target) {
@@ -121,17 +127,22 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
     }
     const Block& node = get_block(attempt.func(), name);
     if (is_multiply_accumulate(node)) {
-      try {
-        Schedule gemm = attempt;
-        schedule_gemm(gemm, block, roles, target);
-        sch = std::move(gemm);
-        explain::note("block {}: the GEMM rule", name);
-        return;
-      } catch (const InternalError&) {
-        throw;  // a bug, not a refusal
-      } catch (const Error& refusal) {
-        // Not tileable as a GEMM: schedule it as a plain reduction.
-        explain::note("block {}: the GEMM rule refused: {}", name, refusal.what());
+      // The tiled rules, the most specific first; a refusal passes to the next, and after
+      // the last to the reduction rule.
+      const std::pair<const char*, TiledRule> tiled[] = {
+          {"blocked convolution", schedule_cpu_blocked_conv}, {"GEMM", schedule_gemm}};
+      for (const auto& [rule_name, rule] : tiled) {
+        try {
+          Schedule tiled_schedule = attempt;
+          rule(tiled_schedule, block, roles, target);
+          sch = std::move(tiled_schedule);
+          explain::note("block {}: the {} rule", name, rule_name);
+          return;
+        } catch (const InternalError&) {
+          throw;  // a bug, not a refusal
+        } catch (const Error& refusal) {
+          explain::note("block {}: the {} rule refused: {}", name, rule_name, refusal.what());
+        }
       }
     }
     const int64_t lanes = vector_lanes(target);
@@ -167,20 +178,27 @@ void check_cpu(const Target& target) {
   if (!target.is_cpu()) fail("target {}: the default CPU rules need a CPU target", target.str());
 }
 
+// The rule of each block in turn, skipping a block that an earlier rule folded into its
+// own (the blocked convolution rule takes the epilogue after it).
+Schedule schedule_blocks(const loop::PrimFunc& func, const Target& target) {
+  check_cpu(target);
+  Schedule sch(func);
+  for (const std::string& name : get_block_names(func)) {
+    std::vector<std::string> left = get_block_names(sch.func());
+    if (std::find(left.begin(), left.end(), name) == left.end()) continue;
+    schedule_block(sch, name, target);
+  }
+  return sch;
+}
+
 }  // namespace
 
 Trace default_cpu_trace(const loop::PrimFunc& func, const Target& target) {
-  check_cpu(target);
-  Schedule sch(func);
-  for (const std::string& name : get_block_names(func)) schedule_block(sch, name, target);
-  return sch.trace();
+  return schedule_blocks(func, target).trace();
 }
 
 loop::PrimFunc default_cpu_schedule(loop::PrimFunc func, const Target& target) {
-  check_cpu(target);
-  Schedule sch(func);
-  for (const std::string& name : get_block_names(func)) schedule_block(sch, name, target);
-  return sch.func();
+  return schedule_blocks(func, target).func();
 }
 
 }  // namespace minic::schedule

@@ -1,0 +1,206 @@
+// The blocked convolution rule (CPU): a register tile of T output positions by U vectors
+// of output channels.
+//
+// Course module 4. In the blocked layout (include/minic/ops/nchwc.h) a convolution's
+// innermost output axis j is one vector of b channels, and so is its weights' last axis:
+//
+//   Y[n, mb, oh, ow, j] += X[n, cb, oh + kh, ow + kw, i] * W[mb, cb, kh, kw, i, j]
+//
+// Each step of the reduction multiplies one input value, broadcast to a vector, by one
+// vector of weights. A tile of T neighbouring positions (along ow) by U channel blocks
+// (along mb) keeps T * U vector accumulators in registers and, per step, loads T input
+// values and U weight vectors for T * U multiply-adds; the rule picks the tile with the
+// most multiply-adds per load whose accumulators fit the target's registers (T dividing
+// the positions, U the channel blocks):
+//
+//   parallel n, mb.0, oh   ow.0          (the first of them with more than one iteration)
+//     acc = 0                            (decompose_reduction)
+//     for cb, kh, kw, i                  (the reduction, as lowered)
+//       for mb.1 (U, unrolled)  for ow.1 (T, unrolled)  vectorised j:
+//         acc[mb.1, ow.1, :] += X[.., ow.0 * T + ow.1 .., i] * W[mb.0 * U + mb.1, .., :]
+//     Y[tile] = epilogue(acc)            (cache_write "local", reverse_compute_at ow.0)
+//
+// The epilogue -- the bias, and the activation or residual addition fused after the
+// convolution -- is folded into the copy-out of the tile (reverse_compute_inline), so the
+// sums go from registers through it to the output, with no buffer of raw sums between.
+//
+// A depthwise convolution reads lane j of its own input block (X[n, mb, .., j]): its
+// positions are tiled the same way, with U = 1, each step loading a vector of the input.
+// The rule reads the roles off the block's shape, not its op: the position loop is the
+// innermost spatial loop (after j) with more than one iteration that the input depends on
+// and the weights do not; the channel loop, one the weights depend on and the input does
+// not. Where the positions are one (a 1-d convolution stored as [.., H, 1, ..]), the rows
+// take their place.
+//
+// Chapter: docs/module4-schedules.md#7-blocked-layouts-nchwc
+#include "cpu_rules.h"
+
+#include "minic/ir/loop/analysis.h"
+#include "minic/schedule/primitives.h"
+#include "minic/support/error.h"
+
+#include <optional>
+
+namespace minic::schedule {
+namespace {
+
+constexpr int64_t kMaxPositions = 14;      // T at most: the unrolled body stays small
+constexpr int64_t kMaxChannelBlocks = 4;   // U at most
+
+// True if `load` reads an iteration variable of `block` that `loop_ref` feeds.
+bool reads_loop(Schedule& sch, const loop::Block& block, const loop::Load& load,
+                const LoopRef& loop_ref) {
+  const loop::Var* var = sch.loop_var(loop_ref.var).as<loop::Var>();
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (!loop::uses_var(iter.binding, var)) continue;
+    for (const loop::Expr& index : load.indices) {
+      if (loop::uses_var(index, iter.var.as<loop::Var>())) return true;
+    }
+  }
+  return false;
+}
+
+// The block other than `except` that reads `buffer`, if exactly one does.
+std::optional<std::string> only_reader(const loop::PrimFunc& func, const loop::BufferNode* buffer,
+                                       const std::string& except) {
+  std::optional<std::string> reader;
+  for (const std::string& name : get_block_names(func)) {
+    if (name == except) continue;
+    const loop::Block& block = get_block(func, name);
+    for (const loop::BufferRegion& read : block.reads) {
+      if (read.buffer.get() != buffer) continue;
+      if (reader && *reader != name) return std::nullopt;
+      reader = name;
+    }
+  }
+  return reader;
+}
+
+// Folds the one block that reads the copy-out's result (an epilogue) into the copy-out,
+// where reverse_compute_inline allows it; otherwise leaves the schedule as it was.
+void fold_epilogue(Schedule& sch, const BlockRef& copy) {
+  const std::string copy_name = sch.block_name(copy.var);
+  const loop::Block& block = get_block(sch.func(), copy_name);
+  if (block.writes.size() != 1) return;
+  std::optional<std::string> epilogue =
+      only_reader(sch.func(), block.writes[0].buffer.get(), copy_name);
+  if (!epilogue) return;
+  Schedule attempt = sch;
+  try {
+    attempt.reverse_compute_inline(attempt.get_block(*epilogue));
+    sch = std::move(attempt);
+  } catch (const InternalError&) {
+    throw;  // a bug, not a refusal
+  } catch (const Error&) {
+    // The epilogue stays a loop nest of its own.
+  }
+}
+
+// The register tile: T positions by U channel blocks.
+struct Tile {
+  int64_t positions = 1;
+  int64_t channels = 1;
+};
+
+// The tile with the most multiply-adds per load (T * U of them for T + U loads) whose
+// T * U * vectors accumulators fit in `registers`; the larger tile on a tie.
+Tile choose_tile(int64_t positions, int64_t channel_blocks, int64_t vectors, int64_t registers) {
+  Tile best;
+  double best_score = 0;
+  for (int64_t u = 1; u <= std::min(channel_blocks, kMaxChannelBlocks); ++u) {
+    if (channel_blocks % u != 0) continue;
+    for (int64_t t = 1; t <= std::min(positions, kMaxPositions); ++t) {
+      if (positions % t != 0 || t * u * vectors > registers) continue;
+      double score = static_cast<double>(t * u) / static_cast<double>(t + u);
+      bool larger = t * u > best.positions * best.channels;
+      if (score > best_score || (score == best_score && larger)) {
+        best = {t, u};
+        best_score = score;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+void schedule_cpu_blocked_conv(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
+                               const Target& target) {
+  const loop::Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
+  if (!is_multiply_accumulate(block) || roles.spatial.size() < 2 || roles.reduce.empty()) {
+    fail("not a multiply-accumulate over spatial and reduction loops");
+  }
+  // j: one or two vectors of channels, the output's and the weights' last axis.
+  const LoopRef j = roles.spatial.back();
+  const int64_t lanes = vector_lanes(target);
+  const int64_t extent_j = extent_of(sch, j);
+  if (extent_j % lanes != 0 || extent_j > 2 * lanes) {
+    fail("the innermost output axis ({} elements) is not one or two vectors", extent_j);
+  }
+  const auto* mul = block.body.as<loop::Store>()->value.as<loop::Add>()->b.as<loop::Mul>();
+  const auto* a = mul->a.as<loop::Load>();
+  const auto* b = mul->b.as<loop::Load>();
+  if (!a || !b) fail("the multiplicands are not loads");
+
+  // The position loop (the input depends on it, the weights do not) and the channel loop
+  // (the other way round), innermost first.
+  std::optional<LoopRef> position;
+  std::optional<LoopRef> channel;
+  const loop::Load* weights = nullptr;
+  for (size_t l = roles.spatial.size() - 1; l-- > 0;) {
+    const LoopRef& loop = roles.spatial[l];
+    const bool reads_a = reads_loop(sch, block, *a, loop);
+    const bool reads_b = reads_loop(sch, block, *b, loop);
+    if (reads_a == reads_b) continue;
+    if (!position && extent_of(sch, loop) > 1) {
+      position = loop;
+      weights = reads_a ? b : a;
+    } else if (position && !channel && (reads_a ? a : b) == weights) {
+      channel = loop;
+    }
+  }
+  if (!position) fail("no loop of positions that the input reads and the weights do not");
+  if (!reads_loop(sch, block, *weights, j)) fail("the weights do not hold the channel vector");
+
+  const Tile tile = choose_tile(extent_of(sch, *position), channel ? extent_of(sch, *channel) : 1,
+                                extent_j / lanes, accumulator_registers(target));
+  const int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
+
+  BlockRef copy = sch.cache_write(block_ref, 0, "local");
+  std::vector<LoopRef> p_parts = sch.split(*position, {-1, tile.positions});
+  std::vector<LoopRef> c_parts;
+  if (channel) c_parts = sch.split(*channel, {-1, tile.channels});
+  std::vector<LoopRef> outer;
+  for (size_t l = 0; l + 1 < roles.spatial.size(); ++l) {
+    const std::string& var = roles.spatial[l].var;
+    if (var == position->var) {
+      outer.push_back(p_parts[0]);
+    } else if (channel && var == channel->var) {
+      outer.push_back(c_parts[0]);
+    } else {
+      outer.push_back(roles.spatial[l]);
+    }
+  }
+  std::vector<LoopRef> order = outer;
+  order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
+  if (channel) order.push_back(c_parts[1]);
+  order.push_back(p_parts[1]);
+  order.push_back(j);
+  sch.reorder(order);
+  sch.reverse_compute_at(copy, p_parts[0]);
+  BlockRef init = sch.decompose_reduction(block_ref, roles.reduce.front());
+  if (channel) sch.unroll(c_parts[1]);
+  sch.unroll(p_parts[1]);
+  sch.vectorize(j);
+  // The zeroing and the copy-out work on the same tile: its loops unrolled, the
+  // channel vector vectorised.
+  for (const BlockRef& tile_block : {init, copy}) {
+    std::vector<LoopRef> loops = loops_below(sch, tile_block, p_parts[0]);
+    for (size_t l = 0; l + 1 < loops.size(); ++l) sch.unroll(loops[l]);
+    sch.vectorize(loops.back());
+  }
+  fold_epilogue(sch, copy);
+  parallelize(sch, outer, total_work);
+}
+
+}  // namespace minic::schedule
