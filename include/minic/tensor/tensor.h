@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,6 +63,29 @@ void check_shape(const Shape& shape, DType dtype, const std::string& what);
 struct CastOptions {
   bool saturate = true;                  // float8: overflow and infinities become +-max
   RoundMode round_mode = RoundMode::up;  // f8e8m0: which power of two a value goes to
+};
+
+// Allocates a tensor's elements at an address that is a multiple of 64 bytes: a cache
+// line, and the widest vector (AVX-512). Compiled kernels read constants and inputs where
+// they are; a vector load from a tensor only malloc's 16 bytes apart from a line splits
+// across two lines, which halves the speed of a kernel that streams its weights.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+
+  T* allocate(size_t count) {
+    return static_cast<T*>(::operator new(count * sizeof(T), kAlignment));
+  }
+  void deallocate(T* pointer, size_t) { ::operator delete(pointer, kAlignment); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
 };
 
 class Tensor {
@@ -139,7 +163,7 @@ class Tensor {
 
  private:
   TensorType type_;
-  std::vector<std::byte> bytes_;
+  std::vector<std::byte, CacheLineAllocator<std::byte>> bytes_;
 };
 
 }  // namespace minic
