@@ -68,10 +68,15 @@ void check_point(const loop::PrimFunc& func, const std::vector<Knob>& knobs,
 }
 
 // `func` scheduled block by block with the point's values.
-schedule::Schedule schedule_point(const loop::PrimFunc& func, const Decisions& point) {
+// A block that an earlier block's rule folded into its own (the blocked convolution rule
+// takes the epilogue after it) is skipped, as default_cpu_schedule skips it.
+schedule::Schedule schedule_point(const loop::PrimFunc& func, const Decisions& point,
+                                  const Target& target) {
   schedule::Schedule sch(func);
   for (const std::string& name : schedule::get_block_names(func)) {
-    apply_block_rule(sch, name, point);
+    std::vector<std::string> left = schedule::get_block_names(sch.func());
+    if (std::find(left.begin(), left.end(), name) == left.end()) continue;
+    apply_block_rule(sch, name, point, target);
   }
   return sch;
 }
@@ -100,6 +105,8 @@ SearchSpace::SearchSpace(loop::PrimFunc func, const Target& target)
   }
   schedule::Schedule sch(func_);
   for (const std::string& name : schedule::get_block_names(func_)) {
+    std::vector<std::string> left = schedule::get_block_names(sch.func());
+    if (std::find(left.begin(), left.end(), name) == left.end()) continue;  // folded
     BlockSpace block = block_space(sch, name, target_);
     knobs_.insert(knobs_.end(), block.knobs.begin(), block.knobs.end());
     default_point_.insert(block.default_values.begin(), block.default_values.end());
@@ -165,17 +172,17 @@ bool SearchSpace::contains(const Decisions& point) const {
 
 schedule::Trace SearchSpace::trace_of(const Decisions& point) const {
   check_point(func_, knobs_, point, target_);
-  return schedule_point(func_, point).trace();
+  return schedule_point(func_, point, target_).trace();
 }
 
 loop::PrimFunc SearchSpace::apply(const Decisions& point) const {
   check_point(func_, knobs_, point, target_);
-  return schedule_point(func_, point).func();
+  return schedule_point(func_, point, target_).func();
 }
 
 schedule::Schedule SearchSpace::schedule(const Decisions& point) const {
   check_point(func_, knobs_, point, target_);
-  return schedule_point(func_, point);
+  return schedule_point(func_, point, target_);
 }
 
 }  // namespace minic::autotune

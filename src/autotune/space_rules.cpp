@@ -76,6 +76,8 @@ namespace {
 // --- reductions and elementwise blocks ------------------------------------------------------
 // (the rules themselves are schedule_reduction and schedule_elementwise, block_roles.h)
 
+// rows: the row reduction rule (1) or the plain one (0), where the row rule applies; the
+// default takes it wherever it applies, as cpu_default.cpp does.
 BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::string& name,
                            const LoopRoles& roles, const Target& target) {
   // Moving a loop of one iteration changes nothing: no knob then.
@@ -85,10 +87,54 @@ BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::stri
   bool inner = has_spatial &&
                schedule::extent_of(sch, roles.spatial.back()) >= schedule::vector_lanes(target);
   bool enough_work = total_work >= schedule::kParallelMinWork;
+  std::optional<LoopRef> along = schedule::loop_along_input(sch, block, sch.get_loops(block));
+  bool rows = false;
+  if (along && sch.loop_var(along->var).same_as(sch.loop_var(roles.reduce.back().var))) {
+    Schedule attempt = sch;
+    try {
+      schedule::schedule_row_reduction(attempt, block, roles, schedule::vector_lanes(target),
+                                       enough_work);
+      rows = true;
+    } catch (const InternalError&) {
+      throw;  // a bug, not a refusal
+    } catch (const Error&) {
+      // The row rule does not fit: the plain one only.
+    }
+  }
   BlockSpace space;
+  add_knob(space, name, "rows", yes_no(rows), {rows ? 1 : 0});
   add_knob(space, name, "inner", yes_no(has_spatial), {inner ? 1 : 0});
   add_knob(space, name, "parallel", yes_no(enough_work), {enough_work ? 1 : 0});
-  schedule::schedule_reduction(sch, block, roles, inner, enough_work);
+  if (rows) {
+    schedule::schedule_row_reduction(sch, block, roles, schedule::vector_lanes(target),
+                                     enough_work);
+  } else {
+    schedule::schedule_reduction(sch, block, roles, inner, enough_work);
+  }
+  return space;
+}
+
+// The blocked convolution rule's register tile, [T, U] (block_roles.h): every tile that
+// fits the registers, the default rule's choice by default. Nullopt for a block the rule
+// does not take.
+std::optional<BlockSpace> blocked_conv_space(Schedule& sch, const BlockRef& block,
+                                             const std::string& name, const LoopRoles& roles,
+                                             const Target& target) {
+  std::vector<schedule::ConvTile> tiles;
+  schedule::ConvTile tile;
+  try {
+    tiles = schedule::blocked_conv_tiles(sch, block, roles, target);
+    tile = schedule::blocked_conv_tile(sch, block, roles, target);
+  } catch (const InternalError&) {
+    throw;  // a bug, not a refusal
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  Choices choices;
+  for (const schedule::ConvTile& t : tiles) choices.push_back({t.positions, t.channels});
+  BlockSpace space;
+  add_knob(space, name, "conv_tile", std::move(choices), {tile.positions, tile.channels});
+  schedule::schedule_blocked_conv(sch, block, roles, target, tile);
   return space;
 }
 
@@ -120,7 +166,8 @@ BlockSpace block_space(Schedule& sch, const std::string& name, const Target& tar
     std::vector<LoopRef> loops = attempt.get_loops(block);
     LoopRoles roles = schedule::loop_roles(attempt, block, loops);
     if (roles.mixed || loops.empty()) return {};
-    std::optional<BlockSpace> space = gemm_space(attempt, block, name, roles, target);
+    std::optional<BlockSpace> space = blocked_conv_space(attempt, block, name, roles, target);
+    if (!space) space = gemm_space(attempt, block, name, roles, target);
     if (!space) {
       space = roles.reduce.empty() ? elementwise_space(attempt, name, roles, target)
                                    : reduction_space(attempt, block, name, roles, target);
@@ -134,18 +181,27 @@ BlockSpace block_space(Schedule& sch, const std::string& name, const Target& tar
   }
 }
 
-void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& point) {
+void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& point,
+                      const Target& target) {
   Schedule attempt = sch;
   try {
     BlockRef block = attempt.get_block(name);
     LoopRoles roles = schedule::loop_roles(attempt, block, attempt.get_loops(block));
     if (roles.mixed) return;
-    if (has_knob(point, name, "tile_j")) {
+    if (has_knob(point, name, "conv_tile")) {
+      const std::vector<int64_t>& tile = value_of(point, name, "conv_tile");
+      schedule::schedule_blocked_conv(attempt, block, roles, target, {tile.at(0), tile.at(1)});
+    } else if (has_knob(point, name, "tile_j")) {
       schedule_gemm_point(attempt, block, roles, name, point);
     } else if (has_knob(point, name, "inner")) {
       bool inner = value_of(point, name, "inner").at(0) == 1;
       bool parallel = value_of(point, name, "parallel").at(0) == 1;
-      schedule::schedule_reduction(attempt, block, roles, inner, parallel);
+      if (value_of(point, name, "rows").at(0) == 1) {
+        schedule::schedule_row_reduction(attempt, block, roles, schedule::vector_lanes(target),
+                                         parallel);
+      } else {
+        schedule::schedule_reduction(attempt, block, roles, inner, parallel);
+      }
     } else if (has_knob(point, name, "vector")) {
       int64_t vector = value_of(point, name, "vector").at(0);
       bool parallel = value_of(point, name, "parallel").at(0) == 1;

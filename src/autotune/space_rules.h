@@ -59,7 +59,8 @@ BlockSpace block_space(schedule::Schedule& sch, const std::string& name, const T
 
 // Applies the rule of block `name` with the values `point` gives its knobs. A block with
 // no knobs in `point`, or whose primitives refuse the values, is left as it is.
-void apply_block_rule(schedule::Schedule& sch, const std::string& name, const Decisions& point);
+void apply_block_rule(schedule::Schedule& sch, const std::string& name, const Decisions& point,
+                      const Target& target);
 
 // The reason `point`, which has a value of its choices for every knob of `knobs`, breaks a
 // constraint between knobs, naming the block; empty if it breaks none. The constraints

@@ -52,12 +52,15 @@ const char* const kGemm5040 = R"(func @wide(A: f32[5040,64], B: f32[64,960], C: 
 )";
 
 // The kernel of the first node of `graph_text` that lowers, after the graph passes.
-loop::PrimFunc lowered(const std::string& graph_text) {
+// With `name_part`, the first whose kernel's name holds it.
+loop::PrimFunc lowered(const std::string& graph_text, const std::string& name_part = "") {
   Graph graph = parse_graph(graph_text);
   infer_shapes(graph);
   run_passes(graph, default_pipeline(), testing::avx512());
   for (const Node* node : graph.nodes()) {
-    if (can_lower(*node)) return lower_node(*node, graph.opset, testing::avx512());
+    if (!can_lower(*node)) continue;
+    loop::PrimFunc func = lower_node(*node, graph.opset, testing::avx512());
+    if (func.name.find(name_part) != std::string::npos) return func;
   }
   FAIL("nothing in the graph lowers");
   return {};
@@ -73,6 +76,22 @@ graph block(%x: f32[1,4,8,8], %w: f32[8,4,3,3], %b: f32[8]) -> (%y: f32[1,8,8,8]
   return %y
 }
 )");
+}
+
+// A convolution of 32 channels with constant weights on an AVX-512 target: in the blocked
+// layout (blocks of 16), tiled by the blocked convolution rule, its Relu folded into the
+// tile's copy-out.
+loop::PrimFunc blocked_conv_kernel() {
+  return lowered(R"(
+graph block(%x: f32[1,32,14,14]) -> (%y: f32[1,32,14,14]) opset 17 {
+  %w = const f32[32,32,3,3] splat<0.01>
+  %b = const f32[32] splat<0.5>
+  %c = Conv(%x, %w, %b) {kernel_shape=[3,3], pads=[1,1,1,1]}
+  %y = Relu(%c)
+  return %y
+}
+)",
+                 "nchwcconv");
 }
 
 // Softmax of 32 rows of 512: enough work for parallel rows.
@@ -271,6 +290,7 @@ TEST_CASE("the default schedule is a point of the space", "[autotune_space]") {
     check_default_point(parse_func(schedule::test::kGemmKernel), true);
   }
   SECTION("conv") { check_default_point(conv_relu_kernel(), true); }
+  SECTION("blocked conv") { check_default_point(blocked_conv_kernel(), true); }
   SECTION("softmax") { check_default_point(softmax_kernel(), false); }
   SECTION("softmax of the schedule tests") {
     check_default_point(parse_func(schedule::test::kSoftmaxKernel), false);
@@ -294,10 +314,23 @@ TEST_CASE("each block of a kernel gets the knobs of its kind", "[autotune_space]
   // A convolution's input is not packed (only a matrix is).
   CHECK(knob_named(SearchSpace(conv, testing::avx512()), blocks[1] + ".pack").choices.size() == 1);
 
+  // The blocked convolution: the register tile (T positions by U channel vectors, every
+  // one that fits the 24 accumulators of AVX-512), its Relu folded away.
+  loop::PrimFunc blocked = blocked_conv_kernel();
+  SearchSpace blocked_space(blocked, testing::avx512());
+  CHECK(knob_names(blocked_space) == std::set<std::string>{"pad.vector", "pad.parallel",
+                                                           "conv.conv_tile"});
+  CHECK(knob_named(blocked_space, "conv.conv_tile").choices ==
+        std::vector<std::vector<int64_t>>{{1, 1}, {2, 1}, {7, 1}, {14, 1}, {1, 2}, {2, 2},
+                                          {7, 2}});
+
+  // Rows reduced along memory order: the row reduction rule, or not.
   SearchSpace softmax(parse_func(schedule::test::kSoftmaxKernel), testing::avx512());
   CHECK(knob_names(softmax) ==
-        std::set<std::string>{"row_max.inner", "row_max.parallel", "row_sum.inner",
-                              "row_sum.parallel", "normalize.vector", "normalize.parallel"});
+        std::set<std::string>{"row_max.rows", "row_max.inner", "row_max.parallel",
+                              "row_sum.rows", "row_sum.inner", "row_sum.parallel",
+                              "normalize.vector", "normalize.parallel"});
+  CHECK(knob_named(softmax, "row_max.rows").choices == std::vector<std::vector<int64_t>>{{0}, {1}});
   // 8 x 16: too little work for threads.
   CHECK(knob_named(softmax, "row_max.parallel").choices.size() == 1);
   // 128 columns: vectors of 16, 32 and 64 lanes, or none.

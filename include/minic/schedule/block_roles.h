@@ -105,6 +105,38 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
 void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles, bool inner,
                         bool parallel);
 
+// The blocked convolution rule (src/schedule/rules/cpu_conv.cpp), for a multiply-
+// accumulate whose innermost output axis is one or two vectors of channels that the
+// weights hold too (a convolution in the blocked layout NCHWc): a register tile of T
+// positions by U channel vectors. The default rule takes blocked_conv_tile's choice, the
+// search space any of blocked_conv_tiles. Each fails where the block has no such shape
+// (and the rule where the tile does not divide its loops).
+struct ConvTile {
+  int64_t positions = 1;  // T
+  int64_t channels = 1;   // U
+  bool operator==(const ConvTile&) const = default;
+};
+std::vector<ConvTile> blocked_conv_tiles(Schedule& sch, const BlockRef& block,
+                                         const LoopRoles& roles, const Target& target);
+ConvTile blocked_conv_tile(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                           const Target& target);
+void schedule_blocked_conv(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                           const Target& target, ConvTile tile);
+
+// The loop whose iterations read the block's largest input in memory order: the loop
+// that feeds the iteration variable of that read's last index (the variable alone, so
+// its iterations are neighbours); nullopt if none does.
+std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block,
+                                        const std::vector<LoopRef>& loops);
+
+// The row reduction rule, for a reduction whose innermost reduction loop reads its input
+// in memory order (a softmax's or a layer norm's row): that loop split by `vector` lanes,
+// the lanes made partial results (rfactor into a "local" buffer) that accumulate as one
+// vector, and combined after the row; with `parallel`, the spatial loops parallelised.
+// Fails where the loop's extent is not a multiple of `vector`.
+void schedule_row_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                            int64_t vector, bool parallel);
+
 // The elementwise rule: the innermost loop split by `vector` lanes and vectorised (1: not
 // split); with `parallel`, the outer loops parallelised.
 void schedule_elementwise(Schedule& sch, const LoopRoles& roles, int64_t vector, bool parallel);

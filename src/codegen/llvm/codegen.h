@@ -70,8 +70,9 @@ class CodeGen {
   // codegen_math.cpp
   llvm::Value* emit_call(const loop::Call* node);
   llvm::Value* emit_exp_f64(llvm::Value* x);
+  llvm::Value* emit_exp_f32(llvm::Value* x);
+  llvm::Value* emit_erf_f32(llvm::Value* x);
   llvm::Value* emit_tanh_f64(llvm::Value* x);
-  llvm::Value* emit_erf_f64(llvm::Value* x);
   llvm::Value* emit_libm_call(const char* name, llvm::Value* x);
 
   // codegen_stmt.cpp

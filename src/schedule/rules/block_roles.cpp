@@ -4,6 +4,7 @@
 #include "minic/schedule/block_roles.h"
 
 #include "../loop_tree.h"
+#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
@@ -166,6 +167,59 @@ void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& r
   }
   sch.decompose_reduction(block, roles.reduce.front());
   if (parallel) parallelize(sch, outer, total_work);
+}
+
+std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block_ref,
+                                        const std::vector<LoopRef>& loops) {
+  const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
+  const loop::BufferRegion* largest = nullptr;
+  int64_t largest_size = 0;
+  for (const loop::BufferRegion& read : block.reads) {
+    int64_t size = 1;
+    for (int64_t extent : read.buffer->shape) size *= extent;
+    if (size > largest_size) {
+      largest = &read;
+      largest_size = size;
+    }
+  }
+  if (!largest || largest->region.empty()) return std::nullopt;
+  // The last index of a load of that buffer, as the block reads it.
+  std::optional<loop::Expr> last;
+  for (const loop::Access& access : loop::collect_accesses(block)) {
+    if (access.kind == loop::AccessKind::load && access.buffer == largest->buffer &&
+        !access.indices.empty()) {
+      last = access.indices.back();
+    }
+  }
+  const loop::Var* var = last ? last->as<loop::Var>() : nullptr;
+  if (!var) return std::nullopt;
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (iter.var.as<loop::Var>() != var) continue;
+    const loop::Var* loop_var = iter.binding.as<loop::Var>();
+    for (const LoopRef& loop : loops) {
+      if (loop_var && sch.loop_var(loop.var).as<loop::Var>() == loop_var) return loop;
+    }
+  }
+  return std::nullopt;
+}
+
+void schedule_row_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                            int64_t vector, bool parallel) {
+  if (roles.reduce.empty()) fail("no reduction loop");
+  const LoopRef row = roles.reduce.back();
+  if (extent_of(sch, row) % vector != 0) {
+    fail("the row's {} elements are not whole vectors of {}", extent_of(sch, row), vector);
+  }
+  const int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
+  std::vector<LoopRef> parts = sch.split(row, {-1, vector});
+  BlockRef partials = sch.rfactor(block, parts[1], "local");
+  std::vector<LoopRef> loops = sch.get_loops(partials);
+  // The partials' loops: the spatial ones, the other reduction loops and parts[0], then
+  // the lanes; the reduction starts at the first loop that feeds it.
+  BlockRef init = sch.decompose_reduction(partials, loops[roles.spatial.size()]);
+  sch.vectorize(loops.back());
+  sch.vectorize(innermost_loops(sch, init, 1)[0]);
+  if (parallel) parallelize(sch, roles.spatial, total_work);
 }
 
 void schedule_elementwise(Schedule& sch, const LoopRoles& roles, int64_t vector, bool parallel) {

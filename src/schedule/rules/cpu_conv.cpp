@@ -29,11 +29,12 @@
 // The rule reads the roles off the block's shape, not its op: the position loop is the
 // innermost spatial loop (after j) with more than one iteration that the input depends on
 // and the weights do not; the channel loop, one the weights depend on and the input does
-// not. Where the positions are one (a 1-d convolution stored as [.., H, 1, ..]), the rows
-// take their place.
+// not (a product of narrow matrices has none, and goes to the GEMM rule). Where the
+// positions are one (a 1-d convolution stored as [.., H, 1, ..]), the rows take their
+// place.
 //
 // Chapter: docs/module4-schedules.md#7-blocked-layouts-nchwc
-#include "cpu_rules.h"
+#include "minic/schedule/block_roles.h"
 
 #include "minic/ir/loop/analysis.h"
 #include "minic/schedule/primitives.h"
@@ -96,36 +97,17 @@ void fold_epilogue(Schedule& sch, const BlockRef& copy) {
   }
 }
 
-// The register tile: T positions by U channel blocks.
-struct Tile {
-  int64_t positions = 1;
-  int64_t channels = 1;
+// The loops the rule tiles: the position loop (the input depends on it, the weights do
+// not), the channel loop if there is one (the other way round), the channel vector j.
+struct ConvLoops {
+  LoopRef position;
+  std::optional<LoopRef> channel;
+  LoopRef j;
+  int64_t vectors = 1;  // j's extent in vectors
 };
 
-// The tile with the most multiply-adds per load (T * U of them for T + U loads) whose
-// T * U * vectors accumulators fit in `registers`; the larger tile on a tie.
-Tile choose_tile(int64_t positions, int64_t channel_blocks, int64_t vectors, int64_t registers) {
-  Tile best;
-  double best_score = 0;
-  for (int64_t u = 1; u <= std::min(channel_blocks, kMaxChannelBlocks); ++u) {
-    if (channel_blocks % u != 0) continue;
-    for (int64_t t = 1; t <= std::min(positions, kMaxPositions); ++t) {
-      if (positions % t != 0 || t * u * vectors > registers) continue;
-      double score = static_cast<double>(t * u) / static_cast<double>(t + u);
-      bool larger = t * u > best.positions * best.channels;
-      if (score > best_score || (score == best_score && larger)) {
-        best = {t, u};
-        best_score = score;
-      }
-    }
-  }
-  return best;
-}
-
-}  // namespace
-
-void schedule_cpu_blocked_conv(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
-                               const Target& target) {
+ConvLoops conv_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
+                     const Target& target) {
   const loop::Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
   if (!is_multiply_accumulate(block) || roles.spatial.size() < 2 || roles.reduce.empty()) {
     fail("not a multiply-accumulate over spatial and reduction loops");
@@ -141,9 +123,7 @@ void schedule_cpu_blocked_conv(Schedule& sch, const BlockRef& block_ref, const L
   const auto* a = mul->a.as<loop::Load>();
   const auto* b = mul->b.as<loop::Load>();
   if (!a || !b) fail("the multiplicands are not loads");
-
-  // The position loop (the input depends on it, the weights do not) and the channel loop
-  // (the other way round), innermost first.
+  // Innermost first.
   std::optional<LoopRef> position;
   std::optional<LoopRef> channel;
   const loop::Load* weights = nullptr;
@@ -161,19 +141,79 @@ void schedule_cpu_blocked_conv(Schedule& sch, const BlockRef& block_ref, const L
   }
   if (!position) fail("no loop of positions that the input reads and the weights do not");
   if (!reads_loop(sch, block, *weights, j)) fail("the weights do not hold the channel vector");
+  // A convolution's channel vectors come in blocks (a loop over them), or each reads its
+  // own input channels (depthwise); a product of narrow matrices has neither, and takes
+  // the GEMM rule.
+  const loop::Load* input = weights == a ? b : a;
+  if (!channel && !reads_loop(sch, block, *input, j)) {
+    fail("no loop over channel blocks, and the input does not read the channel vector");
+  }
+  return {*position, channel, j, extent_j / lanes};
+}
 
-  const Tile tile = choose_tile(extent_of(sch, *position), channel ? extent_of(sch, *channel) : 1,
-                                extent_j / lanes, accumulator_registers(target));
+// Every tile whose T divides the positions (T at most kMaxPositions) and U the channel
+// blocks (U at most kMaxChannelBlocks), with T * U * vectors accumulators that fit.
+std::vector<ConvTile> fitting_tiles(Schedule& sch, const ConvLoops& loops, const Target& target) {
+  const int64_t positions = extent_of(sch, loops.position);
+  const int64_t blocks = loops.channel ? extent_of(sch, *loops.channel) : 1;
+  std::vector<ConvTile> tiles;
+  for (int64_t u = 1; u <= std::min(blocks, kMaxChannelBlocks); ++u) {
+    if (blocks % u != 0) continue;
+    for (int64_t t = 1; t <= std::min(positions, kMaxPositions); ++t) {
+      if (positions % t != 0 || t * u * loops.vectors > accumulator_registers(target)) continue;
+      tiles.push_back({t, u});
+    }
+  }
+  return tiles;
+}
+
+}  // namespace
+
+std::vector<ConvTile> blocked_conv_tiles(Schedule& sch, const BlockRef& block,
+                                         const LoopRoles& roles, const Target& target) {
+  return fitting_tiles(sch, conv_loops(sch, block, roles, target), target);
+}
+
+ConvTile blocked_conv_tile(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                           const Target& target) {
+  // The most multiply-adds per load: T * U of them for T broadcasts and U weight vectors;
+  // the larger tile on a tie.
+  ConvTile best;
+  double best_score = 0;
+  for (const ConvTile& tile : blocked_conv_tiles(sch, block, roles, target)) {
+    const int64_t t = tile.positions;
+    const int64_t u = tile.channels;
+    double score = static_cast<double>(t * u) / static_cast<double>(t + u);
+    bool larger = t * u > best.positions * best.channels;
+    if (score > best_score || (score == best_score && larger)) {
+      best = tile;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+void schedule_blocked_conv(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
+                           const Target& target, ConvTile tile) {
+  const ConvLoops conv = conv_loops(sch, block_ref, roles, target);
+  const LoopRef& j = conv.j;
+  const LoopRef& position = conv.position;
+  const std::optional<LoopRef>& channel = conv.channel;
+  if (extent_of(sch, position) % tile.positions != 0 ||
+      (channel ? extent_of(sch, *channel) : 1) % tile.channels != 0) {
+    fail("the tile {} x {} does not divide the positions and the channel blocks",
+         tile.positions, tile.channels);
+  }
   const int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
 
   BlockRef copy = sch.cache_write(block_ref, 0, "local");
-  std::vector<LoopRef> p_parts = sch.split(*position, {-1, tile.positions});
+  std::vector<LoopRef> p_parts = sch.split(position, {-1, tile.positions});
   std::vector<LoopRef> c_parts;
   if (channel) c_parts = sch.split(*channel, {-1, tile.channels});
   std::vector<LoopRef> outer;
   for (size_t l = 0; l + 1 < roles.spatial.size(); ++l) {
     const std::string& var = roles.spatial[l].var;
-    if (var == position->var) {
+    if (var == position.var) {
       outer.push_back(p_parts[0]);
     } else if (channel && var == channel->var) {
       outer.push_back(c_parts[0]);

@@ -17,7 +17,15 @@
 //                contiguous buffer (cache_read + compute_at: packing). The loop pass
 //                compact-buffers then shrinks both staging buffers to their tiles, so
 //                the accumulator lives in registers and the packed panel in cache.
-//   reduction    other reductions (softmax's max and sum, pooling, ReduceMean): the init
+//   blocked conv a multiply-accumulate whose innermost output axis is one vector of
+//                channels that the weights hold too (a convolution in the blocked layout
+//                NCHWc), tried before the GEMM rule: a register tile of positions by
+//                channel vectors, the epilogue folded into its copy-out (cpu_conv.cpp);
+//   row          a reduction whose innermost loop reads its largest input in memory order
+//                (softmax's max and sum, a layer norm's statistics): that loop split by
+//                one vector and rfactor'ed, so each lane keeps a partial result and the
+//                partials accumulate as one vector, combined after the row;
+//   reduction    other reductions (pooling, ReduceMean over an outer axis): the init
 //                split out, the spatial loops outside the reduction run in parallel, and
 //                the innermost spatial loop moved inside the reduction loops when the
 //                reduction is not the innermost axis and that loop fills a vector, so
@@ -33,8 +41,6 @@
 //
 // Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
 #include "minic/schedule/rules.h"
-
-#include "cpu_rules.h"
 
 #include "minic/schedule/block_roles.h"
 #include "minic/schedule/primitives.h"
@@ -112,6 +118,12 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   parallelize(sch, outer, total_work);
 }
 
+// The blocked convolution rule (block_roles.h) with its default tile.
+void schedule_default_blocked_conv(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                                   const Target& target) {
+  schedule_blocked_conv(sch, block, roles, target, blocked_conv_tile(sch, block, roles, target));
+}
+
 // Applies the rule for one block; on a refusal the schedule is left as it was. Each
 // choice and refusal is noted for `minic explain` (minic/support/explain.h).
 void schedule_block(Schedule& sch, const std::string& name, const Target& target) {
@@ -130,7 +142,7 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
       // The tiled rules, the most specific first; a refusal passes to the next, and after
       // the last to the reduction rule.
       const std::pair<const char*, TiledRule> tiled[] = {
-          {"blocked convolution", schedule_cpu_blocked_conv}, {"GEMM", schedule_gemm}};
+          {"blocked convolution", schedule_default_blocked_conv}, {"GEMM", schedule_gemm}};
       for (const auto& [rule_name, rule] : tiled) {
         try {
           Schedule tiled_schedule = attempt;
@@ -147,6 +159,23 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
     }
     const int64_t lanes = vector_lanes(target);
     if (!roles.reduce.empty()) {
+      // A reduction whose innermost loop reads the largest input in order (a softmax's
+      // row): its lanes accumulate partial results as one vector.
+      std::optional<LoopRef> along = loop_along_input(attempt, block, loops);
+      if (along && attempt.loop_var(along->var).same_as(attempt.loop_var(roles.reduce.back().var))) {
+        try {
+          Schedule rows = attempt;
+          schedule_row_reduction(rows, block, roles, lanes, /*parallel=*/true);
+          sch = std::move(rows);
+          explain::note("block {}: the row reduction rule, vectors of {} partial results",
+                        name, lanes);
+          return;
+        } catch (const InternalError&) {
+          throw;  // a bug, not a refusal
+        } catch (const Error& refusal) {
+          explain::note("block {}: the row reduction rule refused: {}", name, refusal.what());
+        }
+      }
       // The innermost spatial loop goes inside the reduction when it fills a vector.
       bool inner = !roles.spatial.empty() && extent_of(attempt, roles.spatial.back()) >= lanes;
       schedule_reduction(attempt, block, roles, inner, /*parallel=*/true);
