@@ -33,10 +33,13 @@ def table(header, rows):
     return "\n".join(lines)
 
 
+SIDE_NAMES = {"minic": "minic", "ort": "ORT", "ov": "OpenVINO", "numpy": "numpy"}
+
+
 def noise_note(summary):
     notes = []
     for side in summary["noisy_sides"]:
-        name = {"minic": "minic", "ort": "ORT", "numpy": "numpy"}[side]
+        name = SIDE_NAMES[side]
         notes.append(f"{name} rounds {summary[side]['round_spread']:.2f}x apart")
     return "noisy: " + ", ".join(notes) if notes else ""
 
@@ -57,9 +60,14 @@ def header_lines(results):
         f"`{minic['passes']}`",
         f"- **ONNX Runtime** {meta['onnxruntime']}: CPU execution provider, every graph "
         "optimisation on (ORT_ENABLE_ALL), sequential execution",
+        f"- **OpenVINO** {meta['openvino']}: CPU plugin, f32 inference precision, "
+        f"{threads} inference thread(s), one stream, latency hint; its outputs checked "
+        "against ORT's" if meta.get("openvino") else
+        "- **OpenVINO**: not installed (`pip install openvino`), not run",
         f"- **numpy** {meta['numpy']} ({numpy_blas(results)})",
         f"- **Method**: outputs checked against ORT first (rtol 1e-3, atol 1e-4); then "
-        f"{meta['rounds']} rounds of minic then ORT (then numpy), each in its own child "
+        f"{meta['rounds']} rounds of minic then ORT (then OpenVINO, then numpy), each in "
+        "its own child "
         f"process, {meta['warmup']} untimed run(s) and K timed runs each "
         f"(K: {k_text(meta['repeat'])}); load average {load(meta.get('load_average_start'))} at "
         f"the start, {load(meta.get('load_average_end'))} at the end",
@@ -95,9 +103,12 @@ def model_rows(entries):
     for e in entries:
         s = e["summary"]
         m, o = s["minic"], s["ort"]
-        rows.append([e["name"], number(m["median_ms"]), number(m["min_ms"]),
-                     number(o["median_ms"]), number(o["min_ms"]), f"**{number(s['ratio'])}**",
-                     number(m["compile_ms"]), number(o["session_ms"]), number(m["peak_rss_mb"]),
+        v = s.get("ov", {})
+        rows.append([e["name"], number(m["median_ms"]), number(o["median_ms"]),
+                     number(v.get("median_ms")), f"**{number(s['ratio'])}**",
+                     f"**{number(s.get('ratio_ov'))}**", f"**{number(s['ratio_best'])}**",
+                     number(m["compile_ms"]), number(o["session_ms"]),
+                     number(v.get("session_ms")), number(m["peak_rss_mb"]),
                      number(o["peak_rss_mb"]), f"{e['rounds_run']}x{e['repeat']}",
                      noise_note(s)])
     return rows
@@ -108,13 +119,13 @@ def gemm_rows(entries):
     for e in entries:
         s = e["summary"]
         row = ["x".join(str(d) for d in e["mkn"]), number(e["flops"] / 1e6)]
-        for side in ("minic", "ort", "numpy"):
-            row.append(number(s[side]["gflops"]))
+        for side in ("minic", "ort", "ov", "numpy"):
+            row.append(number(s[side]["gflops"]) if side in s else "-")
         for side in ("minic", "ort", "numpy"):
             percent = s[side].get("percent_of_peak")
             row.append("-" if percent is None else f"{percent:.1f}%")
-        row += [f"**{number(s['ratio'])}**", f"{e['rounds_run']}x{e['repeat']}",
-                noise_note(s)]
+        row += [f"**{number(s['ratio'])}**", f"**{number(s['ratio_best'])}**",
+                f"{e['rounds_run']}x{e['repeat']}", noise_note(s)]
         rows.append(row)
     return rows
 
@@ -153,9 +164,10 @@ def sections(results):
     lines = []
     if models:
         lines += ["", "## Models", "", table(
-            ["model", "minic median ms", "minic min ms", "ORT median ms", "ORT min ms",
-             "minic/ORT", "minic compile ms", "ORT session ms", "minic peak MB",
-             "ORT peak MB", "rounds x runs", "note"], model_rows(models))]
+            ["model", "minic median ms", "ORT median ms", "OpenVINO median ms", "minic/ORT",
+             "minic/OpenVINO", "minic/faster peer", "minic compile ms", "ORT session ms",
+             "OpenVINO compile ms", "minic peak MB", "ORT peak MB", "rounds x runs", "note"],
+            model_rows(models))]
         baseline = [r["ort"]["baseline_rss_mb"] for e in models for r in e["rounds"]]
         lines += ["", f"ORT's peak memory is its whole Python process's: about "
                   f"{min(baseline):.0f} MB of it is there before the session is made "
@@ -163,9 +175,10 @@ def sections(results):
     if gemms:
         lines += ["", "## GEMM (float32 MatMul, A[M,K] @ B[K,N], B a constant)", "",
                   peak_line(results) or "", "", table(
-                      ["M x K x N", "MFLOP", "minic GFLOP/s", "ORT GFLOP/s", "numpy GFLOP/s",
-                       "minic % peak", "ORT % peak", "numpy % peak", "minic/ORT",
-                       "rounds x runs", "note"], gemm_rows(gemms))]
+                      ["M x K x N", "MFLOP", "minic GFLOP/s", "ORT GFLOP/s",
+                       "OpenVINO GFLOP/s", "numpy GFLOP/s", "minic % peak", "ORT % peak",
+                       "numpy % peak", "minic/ORT", "minic/faster peer", "rounds x runs",
+                       "note"], gemm_rows(gemms))]
     not_timed = [e for e in entries if "summary" not in e]
     if not_timed:
         lines += ["", "## Not timed", ""]
@@ -177,8 +190,8 @@ def sections(results):
     noisy = [e["name"] for e in timed if e["summary"]["noisy_sides"]]
     lines += ["", "## Noise", "",
               "Ratios are taken round by round (round i's minic median over round i's ORT "
-              "median), then their median is reported, so a slow spell of the machine "
-              "falls on both sides of a pair. A side whose slowest round median is more "
+              "median, OpenVINO median, or the faster of the two), then their median is "
+              "reported, so a slow spell of the machine falls on both sides of a pair. A side whose slowest round median is more "
               f"than {results['meta']['noise_spread']}x its fastest is marked noisy."]
     if noisy:
         lines.append(f"This run: {len(noisy)} of {len(timed)} benchmarks were noisy "

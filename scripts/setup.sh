@@ -14,8 +14,10 @@ APT_PACKAGES=(
 )
 # nvidia-cuda-nvrtc: NVRTC for the CUDA back end's tests where there is no CUDA toolkit;
 # nvidia-cuda-cuobjdump and -nvdisasm: the cubins' machine code (`minic opt --emit sass`).
-PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime matplotlib nvidia-cuda-nvrtc==13.0.88
-             nvidia-cuda-cuobjdump==13.2.78 nvidia-cuda-nvdisasm==13.2.78)
+# openvino: the second CPU peer of benchmarks/run.
+PY_PACKAGES=(numpy onnx==1.22.0 onnxruntime matplotlib openvino==2026.4.1
+             nvidia-cuda-nvrtc==13.0.88 nvidia-cuda-cuobjdump==13.2.78
+             nvidia-cuda-nvdisasm==13.2.78)
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -31,7 +33,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PYTHON="${PYTHON:-python3}"
-if ! "$PYTHON" -c 'import numpy, onnx, onnxruntime, matplotlib, importlib.metadata as m
+if ! "$PYTHON" -c 'import numpy, onnx, onnxruntime, matplotlib, openvino, importlib.metadata as m
 assert onnx.__version__ == "1.22.0" and m.version("nvidia-cuda-nvrtc") == "13.0.88"
 assert m.version("nvidia-cuda-cuobjdump") == m.version("nvidia-cuda-nvdisasm") == "13.2.78"' \
     2>/dev/null; then
