@@ -15,6 +15,7 @@
 #include "minic/ops/compute.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/support/error.h"
+#include "minic/support/file_cache.h"
 
 #include <fmt/format.h>
 
@@ -22,16 +23,6 @@
 
 namespace minic::autotune {
 namespace {
-
-// FNV-1a, 64 bits: a small, stable hash (std::hash may differ between libraries).
-uint64_t fnv1a(const std::string& text) {
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 // Counts float arithmetic: each float-typed operation of a stored value, once per lane,
 // times the iterations of the loops around the store.

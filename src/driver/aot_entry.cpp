@@ -156,7 +156,7 @@ std::string model_source(const runtime::ExecutionPlan& plan,
     for (size_t a = 0; a < step.args.size(); ++a) {
       c += fmt::format("  args[{}] = {};\n", a, address.at(step.args[a]));
     }
-    c += fmt::format("  {}(args);\n", codegen::kernel_symbol(step.kernel));
+    c += fmt::format("  {}(args);\n", codegen::kernel_symbol(step.function));
   }
   for (size_t k = 0; k < plan.outputs.size(); ++k) {
     const runtime::PlanBuffer& buffer = plan.buffers[plan.outputs[k]];

@@ -99,7 +99,17 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
 
 std::vector<double> Tensor::to_double_vector() const {
   std::vector<double> result(static_cast<size_t>(num_elements()));
-  for (int64_t i = 0; i < num_elements(); ++i) result[i] = as_double(i);
+  if (is_storage_only(dtype())) {
+    for (int64_t i = 0; i < num_elements(); ++i) result[i] = as_double(i);
+    return result;
+  }
+  // The type once, then a plain loop (a model's weights are millions of elements).
+  visit_dtype(dtype(), [&]<typename T>() {
+    std::span<const T> elements = values<T>();
+    for (size_t i = 0; i < elements.size(); ++i) {
+      result[i] = static_cast<double>(static_cast<compute_t<T>>(elements[i]));
+    }
+  });
   return result;
 }
 

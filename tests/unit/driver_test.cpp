@@ -229,3 +229,25 @@ TEST_CASE("Abs and Neg keep IEEE's sign of zero, compiled and interpreted", "[dr
     CHECK(compare_tensors(compiled[k], expected[k], {0, 0}).ok());
   }
 }
+
+TEST_CASE("kernels of one workload are compiled once, each step keeping its own name",
+          "[driver]") {
+  // Two MatMul + Relu of the same shapes with other weights: one workload, one function.
+  const char* text = R"(graph g(%a: f32[8,32], %w1: f32[32,16], %w2: f32[32,16]) -> (%y1: f32[8,16], %y2: f32[8,16]) opset 17 {
+  %m1 = MatMul(%a, %w1)
+  %y1 = Relu(%m1)
+  %m2 = MatMul(%a, %w2)
+  %y2 = Relu(%m2)
+  return %y1, %y2
+})";
+  check_against_interpreter(text);
+  std::unique_ptr<CompiledModel> model = compile_model(graph_from_text(text), {});
+  CHECK(model->stats().compiled_kernels == 2);
+  CHECK(model->stats().functions == 1);
+  CHECK(model->kernels().functions.size() == 1);
+  const std::vector<runtime::PlanStep>& steps = model->plan().steps;
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].kernel != steps[1].kernel);
+  CHECK(steps[0].function == steps[0].kernel);
+  CHECK(steps[1].function == steps[0].kernel);
+}

@@ -292,3 +292,29 @@ TEST_CASE("the LLVM backend refuses a CUDA target, naming it", "[llvm]") {
                     Catch::Contains("target cuda -arch=sm_90a") &&
                         Catch::Contains("compiles for CPUs only"));
 }
+
+TEST_CASE("the JIT's object code is cached on disk by each function's LLVM IR", "[llvm]") {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "minic-llvm-cache-test";
+  std::filesystem::remove_all(dir);
+  setenv("MINIC_CACHE_DIR", dir.c_str(), 1);
+  auto objects = [&] {
+    int count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir / "llvm")) {
+      count += entry.path().extension() == ".o";
+    }
+    return count;
+  };
+  // The guarded exp kernel at O3, from the compiler; again, from the cache; at O1, another
+  // entry. Each computes what the interpreter does.
+  std::mt19937 rng(3);
+  PrimFunc func = guarded_split(ForKind::vectorized);
+  std::vector<Tensor> args = random_arguments(func, rng);
+  for (int opt_level : {3, 3, 1}) {
+    codegen::LlvmOptions options;
+    options.opt_level = opt_level;
+    check_compiled(func, args, kCompiledTolerance, options);
+  }
+  CHECK(objects() == 2);
+  unsetenv("MINIC_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}

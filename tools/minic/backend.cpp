@@ -99,6 +99,9 @@ std::string PreparedModel::describe() const {
                                        : "llvm";
   std::string line = fmt::format("{}: {} kernels ({} compiled", what, stats.kernels,
                                  stats.compiled_kernels);
+  if (stats.functions < stats.compiled_kernels) {
+    line += fmt::format(" as {} function{}", stats.functions, stats.functions == 1 ? "" : "s");
+  }
   int reference = stats.kernels - stats.compiled_kernels;
   if (reference > 0) {
     line += fmt::format(", {} reference: {}", reference, fmt::join(stats.reference_ops, ", "));

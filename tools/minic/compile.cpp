@@ -50,8 +50,12 @@ int run_compile(const CompileCommandOptions& options) {
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const CompileStats& stats = model->stats();
-  fmt::print("compiled {} for {} in {:.0f} ms: {} kernels ({} compiled{}{})\n", options.model,
-             compile_options.target.str(), ms, stats.kernels, stats.compiled_kernels,
+  std::string functions = stats.functions < stats.compiled_kernels
+                              ? fmt::format(" as {} function{}", stats.functions,
+                                            stats.functions == 1 ? "" : "s")
+                              : "";
+  fmt::print("compiled {} for {} in {:.0f} ms: {} kernels ({} compiled{}{}{})\n", options.model,
+             compile_options.target.str(), ms, stats.kernels, stats.compiled_kernels, functions,
              stats.reference_ops.empty() ? "" : ", reference kernels for ",
              fmt::join(stats.reference_ops, ", "));
   if (!options.common.records.empty()) fmt::print("{}\n", records_summary(stats));

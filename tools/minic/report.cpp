@@ -92,8 +92,13 @@ std::string kernels_section(const CompiledModel& model, const Graph& optimised,
                             const ReportOptions& options,
                             const std::optional<autotune::Database>& records) {
   loop::LoopModule lowered = lower_graph(optimised, model.target(), /*skipped=*/nullptr);
+  // Each kernel's compiled function: its own, or that of its workload's first kernel.
+  std::map<std::string, const loop::PrimFunc*> function;
+  for (const loop::PrimFunc& func : model.kernels().functions) function[func.name] = &func;
   std::map<std::string, const loop::PrimFunc*> compiled;
-  for (const loop::PrimFunc& func : model.kernels().functions) compiled[func.name] = &func;
+  for (const runtime::PlanStep& step : model.plan().steps) {
+    if (function.count(step.function)) compiled[step.kernel] = function.at(step.function);
+  }
   std::string html = fmt::format("<h2>2. The kernels</h2>\n<p>{} kernels for {}.</p>\n",
                                  lowered.functions.size(), escape_html(model.target().str()));
   for (const loop::PrimFunc& func : lowered.functions) {

@@ -82,6 +82,9 @@ struct LlvmOptions {
   int param_alignment = 0;
   // Allocations of at most this many bytes live on the stack; larger ones on the heap.
   int64_t max_stack_bytes = 64 * 1024;
+  // How many functions the JIT compiles at once (each alone, on threads of its own):
+  // 0 means one per core this process may run on.
+  int compile_threads = 0;
   // The JIT's minic_parallel_for. Null: parallel loops run serially in the calling thread
   // (codegen knows nothing of the runtime; the driver passes the runtime's thread pool).
   ParallelForFn parallel_for = nullptr;

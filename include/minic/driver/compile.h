@@ -89,6 +89,7 @@ struct CudaProgram {
 struct CompileStats {
   int kernels = 0;           // steps of the plan
   int compiled_kernels = 0;  // of which compiled (the others run reference kernels)
+  int functions = 0;         // the compiled kernels' functions: one per workload
   double compile_ms = 0;     // all of compile_model
   double codegen_ms = 0;     // of which LLVM
   std::vector<std::string> reference_ops;  // ops run by reference kernels, sorted, unique

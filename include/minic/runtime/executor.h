@@ -49,6 +49,9 @@ struct PlanStep {
   KernelCall call;
   std::vector<int> args;  // indices into ExecutionPlan::buffers, in parameter order
   int num_outputs = 0;    // the last num_outputs of args are the buffers the step writes
+  std::string function;   // the compiled function `call` runs: the kernel's own, or that of
+                          // another kernel of the same workload (compiled once); empty for
+                          // a reference kernel
 };
 
 struct ExecutionPlan {

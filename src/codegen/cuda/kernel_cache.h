@@ -2,12 +2,9 @@
 // Course module 6.
 //
 // NVRTC takes about half a second for the kernels of a model; `minic run --target cuda` on
-// the same model again reads the cubin instead. The cache lives in $MINIC_CACHE_DIR/cuda,
-// else $XDG_CACHE_HOME/minic/cuda, else ~/.cache/minic/cuda. An entry is four files named
-// by the key's 64-bit FNV-1a hash: HASH.key (the whole key, compared on reading, so a hash
-// collision is a miss), HASH.ptx, HASH.cubin and HASH.log, written to temporary names and
-// renamed into place. A cache that cannot be read or written is no cache: compiling
-// again gives the same result.
+// the same model again reads the cubin instead. The cache is the FileCache "cuda"
+// (include/minic/support/file_cache.h: $MINIC_CACHE_DIR/cuda, ...), an entry HASH.ptx,
+// HASH.cubin and HASH.log beside its key.
 //
 // Chapter: docs/module6-cuda.md#nvrtc-cuda-c-to-a-cubin
 #pragma once

@@ -2,14 +2,14 @@
 // Course module 6.
 //
 // compile_llvm in four steps:
-//   1. build and optimise the LLVM module for the target (target.cpp);
-//   2. make an LLJIT for the target's CPU and features (its code generator at the same
-//      level);
+//   1. compile each function to an object file, several at once, or read it from the
+//      cache on disk (function_objects, target.cpp);
+//   2. make an LLJIT for the target's CPU and features;
 //   3. define minic_parallel_for in the JIT's main library as the function the caller
 //      gave (LlvmOptions::parallel_for, else a serial loop): JIT code finds nothing of the
 //      minic executable by itself (libc and libm it finds in the process: aligned_alloc,
 //      free, erf, ...);
-//   4. add the module and look up every entry point, which compiles it to machine code.
+//   4. add the objects and look up every entry point, which links them in memory.
 // The text forms (llvm_ir, assembly) are made again from the loop IR when asked for: the
 // same input gives the same text, and the JIT need not keep a copy of its module.
 //
@@ -20,6 +20,7 @@
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/TargetParser/Host.h>
 
 #include <map>
@@ -50,10 +51,8 @@ class JitModule : public CompiledModule {
   JitModule(const loop::LoopModule& module, const LlvmOptions& options)
       : module_(module), options_(options) {
     llvm_backend::initialize_llvm();
-    // 1. The optimised module.
-    auto context = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> built =
-        llvm_backend::build_optimized_module(module, options, *context);
+    // 1. The object code.
+    std::vector<std::vector<char>> objects = llvm_backend::function_objects(module, options);
     // 2. The JIT.
     const CpuTarget& cpu = llvm_backend::cpu_of(options);
     llvm::orc::JITTargetMachineBuilder machine_builder{llvm::Triple(llvm::sys::getProcessTriple())};
@@ -72,8 +71,12 @@ class JitModule : public CompiledModule {
     check(jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))),
           "defining minic_parallel_for");
     // 4. The code, and every entry point.
-    check(jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(built), std::move(context))),
-          "adding the module");
+    for (size_t f = 0; f < objects.size(); ++f) {
+      llvm::StringRef bytes(objects[f].data(), objects[f].size());
+      check(jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+                bytes, module.functions[f].name + ".o")),
+            "adding the object code");
+    }
     for (const loop::PrimFunc& func : module.functions) {
       llvm::orc::ExecutorAddr address = take(jit_->lookup(kernel_symbol(func.name)), "compiling");
       functions_[func.name] = address.toPtr<KernelFn>();

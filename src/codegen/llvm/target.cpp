@@ -8,14 +8,20 @@
 //   2. optimise it with the new pass manager's default pipeline (PassBuilder, O1..O3),
 //      which sees the TargetMachine, so the vectorisers know the vector width and costs;
 //   3. either print it (emit_llvm_text), or run the code generator to assembly or an
-//      object file (emit_asm_text, emit_object), or give it to the JIT (jit.cpp).
+//      object file (emit_asm_text, emit_object), or, for the JIT (jit.cpp), compile each
+//      function alone to an object file, several at once, each cached on disk
+//      (function_objects): a model's kernels take LLVM most of a second at O3, and the
+//      same kernels again take nothing.
 // This is the only file that includes PassBuilder.h (a slow header: one TU pays for it).
 //
 // Chapter: docs/module6-llvm-cpu.md#4-optimisation-and-the-jit
 #include "target.h"
 
 #include "minic/support/error.h"
+#include "minic/support/file_cache.h"
 
+#include <fmt/format.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -25,7 +31,10 @@
 #include <llvm/Target/TargetOptions.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <atomic>
+#include <exception>
 #include <mutex>
+#include <thread>
 
 namespace minic::codegen::llvm_backend {
 
@@ -68,6 +77,19 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, int opt_level)
   passes.run(module, module_analyses);
 }
 
+// `built` (optimised) as an assembly or object file for `machine`.
+std::vector<char> emit_file(llvm::Module& built, llvm::TargetMachine& machine,
+                            const LlvmOptions& options, llvm::CodeGenFileType kind) {
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream stream(bytes);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr, kind)) {
+    fail("LLVM backend: target {} cannot emit this kind of file", options.target.str());
+  }
+  passes.run(built);
+  return std::vector<char>(bytes.begin(), bytes.end());
+}
+
 std::vector<char> machine_code(const loop::LoopModule& module, const LlvmOptions& options,
                                llvm::CodeGenFileType kind) {
   initialize_llvm();
@@ -75,14 +97,32 @@ std::vector<char> machine_code(const loop::LoopModule& module, const LlvmOptions
   std::unique_ptr<llvm::Module> built = build_optimized_module(module, options, context);
   std::unique_ptr<llvm::TargetMachine> machine =
       target_machine(cpu_of(options), options.opt_level);
-  llvm::SmallVector<char, 0> bytes;
-  llvm::raw_svector_ostream stream(bytes);
-  llvm::legacy::PassManager passes;
-  if (machine->addPassesToEmitFile(passes, stream, nullptr, kind)) {
-    fail("LLVM backend: target {} cannot emit this kind of file", options.target.str());
+  return emit_file(*built, *machine, options, kind);
+}
+
+// The object code of one function (see function_objects): its unoptimised LLVM IR, which
+// holds the target's CPU, features and data layout, with LLVM's version and the level, is
+// the cache key.
+std::vector<char> function_object(const loop::PrimFunc& func, const LlvmOptions& options,
+                                  const FileCache& cache) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      target_machine(cpu_of(options), options.opt_level);
+  loop::LoopModule single;
+  single.functions.push_back(func);
+  std::unique_ptr<llvm::Module> built = build_module(single, options, context);
+  built->setTargetTriple(machine->getTargetTriple().str());
+  built->setDataLayout(machine->createDataLayout());
+  std::string key = fmt::format("LLVM {} at O{}\n", LLVM_VERSION_STRING, options.opt_level);
+  llvm::raw_string_ostream ir(key);
+  built->print(ir, nullptr);
+  if (std::optional<std::vector<std::string>> cached = cache.read(ir.str(), {"o"})) {
+    return std::vector<char>(cached->at(0).begin(), cached->at(0).end());
   }
-  passes.run(*built);
-  return std::vector<char>(bytes.begin(), bytes.end());
+  optimize(*built, *machine, options.opt_level);
+  std::vector<char> object = emit_file(*built, *machine, options, llvm::CodeGenFileType::ObjectFile);
+  cache.write(ir.str(), {{"o", std::string(object.begin(), object.end())}});
+  return object;
 }
 
 }  // namespace
@@ -128,6 +168,39 @@ std::unique_ptr<llvm::Module> build_optimized_module(const loop::LoopModule& mod
   built->setDataLayout(machine->createDataLayout());
   optimize(*built, *machine, options.opt_level);
   return built;
+}
+
+std::vector<std::vector<char>> function_objects(const loop::LoopModule& module,
+                                                const LlvmOptions& options) {
+  initialize_llvm();
+  const FileCache cache("llvm");
+  const size_t count = module.functions.size();
+  std::vector<std::vector<char>> objects(count);
+  std::vector<std::exception_ptr> errors(count);
+  // Each worker takes the next function until none is left; an exception (an Error naming
+  // a function) is kept and rethrown here, the first in module order.
+  std::atomic<size_t> next = 0;
+  auto work = [&] {
+    for (size_t f = next++; f < count; f = next++) {
+      try {
+        objects[f] = function_object(module.functions[f], options, cache);
+      } catch (...) {
+        errors[f] = std::current_exception();
+      }
+    }
+  };
+  const int threads = options.compile_threads > 0 ? options.compile_threads
+                                                  : host_resources().cores;
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < std::min<size_t>(count, std::max(threads, 1)); ++t) {
+    workers.emplace_back(work);
+  }
+  work();
+  for (std::thread& worker : workers) worker.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return objects;
 }
 
 }  // namespace minic::codegen::llvm_backend

@@ -12,6 +12,7 @@
 #include <llvm/Support/CodeGen.h>
 
 #include <memory>
+#include <vector>
 
 namespace llvm {
 class TargetMachine;
@@ -36,5 +37,13 @@ const CpuTarget& cpu_of(const LlvmOptions& options);
 std::unique_ptr<llvm::Module> build_optimized_module(const loop::LoopModule& module,
                                                      const LlvmOptions& options,
                                                      llvm::LLVMContext& context);
+
+// The object code of each function of `module`, in module order (ELF .o bytes): each
+// function built, optimised and compiled alone, up to options.compile_threads of them at
+// once, and read from the FileCache "llvm" (include/minic/support/file_cache.h) where
+// its LLVM IR before optimisation was compiled before, at the same level with the same
+// LLVM.
+std::vector<std::vector<char>> function_objects(const loop::LoopModule& module,
+                                                const LlvmOptions& options);
 
 }  // namespace minic::codegen::llvm_backend

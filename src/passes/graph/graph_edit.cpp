@@ -89,8 +89,12 @@ std::vector<double> scale_along_axis(const Tensor& data, int64_t axis,
               static_cast<int64_t>(factors.size()) == shape[axis]);
   const int64_t inner = num_elements(Shape(shape.begin() + axis + 1, shape.end()));
   std::vector<double> values = data.to_double_vector();
-  for (size_t i = 0; i < values.size(); ++i) {
-    values[i] *= factors[(static_cast<int64_t>(i) / inner) % shape[axis]];
+  // Runs of `inner` elements share a factor; the factors repeat every shape[axis] runs.
+  size_t i = 0;
+  while (i < values.size()) {
+    for (double factor : factors) {
+      for (int64_t k = 0; k < inner; ++k) values[i++] *= factor;
+    }
   }
   return values;
 }

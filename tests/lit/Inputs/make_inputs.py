@@ -47,6 +47,22 @@ def main():
     with open(os.path.join(HERE, "add_expected.pb"), "wb") as f:
         f.write(numpy_helper.from_array(a + b, "Z").SerializeToString())
 
+    # twin: two MatMul + Relu branches of the same shapes with other weights, one kernel
+    # workload compiled once.
+    rng = np.random.default_rng(5)
+    w1 = numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "W1")
+    w2 = numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "W2")
+    save_model(
+        "twin",
+        [helper.make_node("MatMul", ["X", "W1"], ["M1"], name="matmul1"),
+         helper.make_node("Relu", ["M1"], ["Y1"], name="relu1"),
+         helper.make_node("MatMul", ["X", "W2"], ["M2"], name="matmul2"),
+         helper.make_node("Relu", ["M2"], ["Y2"], name="relu2")],
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 16])],
+        [helper.make_tensor_value_info("Y1", TensorProto.FLOAT, [1, 8]),
+         helper.make_tensor_value_info("Y2", TensorProto.FLOAT, [1, 8])],
+        [w1, w2])
+
     # reshape: the shape is an input; given with --input, it is frozen into the graph.
     save_model(
         "reshape",
