@@ -5,9 +5,10 @@
 set -euo pipefail
 
 # gcc: `cc` links the shared libraries `minic compile` writes. chromium: the test that
-# loads a `minic report` page in a real browser (tests/report/).
+# loads a `minic report` page in a real browser (tests/report/). clang-19 and its runtimes:
+# the sanitizer build of `scripts/test.sh --sanitize`.
 APT_PACKAGES=(
-  cmake ninja-build ccache gcc g++ python3-pip
+  cmake ninja-build ccache gcc g++ python3-pip clang-19 libclang-rt-19-dev
   llvm-19-dev llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libxgboost-dev graphviz chromium

@@ -116,7 +116,7 @@ ExecutionPlan two_step_plan(void** seen_x) {
   plan.buffers[2].arena_offset = plan.memory.offsets[0];
   plan.inputs = {0};
   plan.outputs = {3, 1, 0};
-  PlanStep multiply{"mul", "Mul", true, {}, {0, 1, 2}, 1};
+  PlanStep multiply{"mul", "Mul", true, {}, {0, 1, 2}, 1, "mul"};
   multiply.call = [seen_x](void** args) {
     *seen_x = args[0];
     auto* x = static_cast<const float*>(args[0]);
@@ -124,7 +124,7 @@ ExecutionPlan two_step_plan(void** seen_x) {
     auto* t = static_cast<float*>(args[2]);
     for (int i = 0; i < 4; ++i) t[i] = x[i] * w[i];
   };
-  PlanStep add_one{"add_one", "Add", false, {}, {2, 3}, 1};
+  PlanStep add_one{"add_one", "Add", false, {}, {2, 3}, 1, ""};
   add_one.call = [](void** args) {
     auto* t = static_cast<const float*>(args[0]);
     auto* y = static_cast<float*>(args[1]);
@@ -285,7 +285,7 @@ ExecutionPlan chunk_counting_plan() {
   ExecutionPlan plan;
   plan.buffers = {{"chunks", {DType::i64, {1}}, BufferKind::output, nullptr, 0}};
   plan.outputs = {0};
-  PlanStep step{"count", "Count", true, {}, {0}, 1};
+  PlanStep step{"count", "Count", true, {}, {0}, 1, "count"};
   step.call = [](void** args) {
     std::atomic<int> chunks{0};
     minic_parallel_for(count_chunks, &chunks, 64);
