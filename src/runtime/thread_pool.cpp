@@ -1,8 +1,9 @@
 // The thread pool of parallel loops (include/minic/runtime/thread_pool.h). Course module 4.
 //
 // A Job is one parallel_for: its function, its range, a counter of chunks taken and one of
-// chunks finished. Workers sleep on work_ready_ until generation_ changes, then take a
-// shared_ptr to the current Job under the lock. Holding the Job itself (rather than
+// chunks finished. Workers watch generation_ for kSpinMicroseconds (spinning: another
+// kernel's loop usually follows at once), then sleep on work_ready_ until it changes, and
+// take a shared_ptr to the current Job under the lock. Holding the Job itself (rather than
 // reading fields of the pool) matters: a worker that wakes late may find its job already
 // finished and the next one started; it then finds no chunk left in its own Job and goes
 // back to sleep, never touching the new one with the old function.
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 
 namespace minic::runtime {
@@ -78,9 +80,27 @@ void ThreadPool::run_chunks(Job& job) {
   t_inside_parallel_for = was_inside;
 }
 
+namespace {
+
+// Waits, spinning, for `done` to hold, at most kSpinMicroseconds; true if it held.
+template <typename Condition>
+bool spin_until(Condition done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    if (i % 64 == 63 && std::chrono::steady_clock::now() > until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+}  // namespace
+
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
+    spin_until([&] { return stop_ || generation_ != seen; });
     std::shared_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -112,7 +132,7 @@ void ThreadPool::parallel_for(int64_t n, const RangeFn& fn) {
   }
   work_ready_.notify_all();
   run_chunks(*job);
-  {
+  if (!spin_until([&] { return job->chunks_done.load() == job->chunks; })) {
     std::unique_lock<std::mutex> lock(job->done_mutex);
     job->all_done.wait(lock, [&] { return job->chunks_done.load() == job->chunks; });
   }

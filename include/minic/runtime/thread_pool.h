@@ -9,6 +9,12 @@
 //      time, from a shared counter until none is left;
 //   3. the caller returns when every chunk has run.
 //
+// A model's kernels start one parallel loop after another, each a few hundred
+// microseconds long; waking a sleeping thread takes tens of them. So a worker that has
+// run a chunk keeps watching for the next loop for kSpinMicroseconds before it sleeps,
+// and the caller watches its loop's last chunk end the same way: between kernels no one
+// sleeps.
+//
 // A parallel_for inside a chunk (a nested parallel loop) runs serially in the thread that
 // meets it, and so does one started while another thread's parallel_for is running: the
 // pool never waits on itself.
@@ -21,6 +27,7 @@
 // Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -30,6 +37,9 @@
 #include <vector>
 
 namespace minic::runtime {
+
+// How long a thread watches for work before it sleeps (see the top of this file).
+inline constexpr int64_t kSpinMicroseconds = 200;
 
 class ThreadPool {
  public:
@@ -55,11 +65,11 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::mutex submit_mutex_;  // held by the one parallel_for running on the pool
-  std::mutex mutex_;         // guards job_, generation_ and stop_
+  std::mutex mutex_;         // guards job_; generation_ and stop_ change under it too
   std::condition_variable work_ready_;
   std::shared_ptr<Job> job_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<uint64_t> generation_ = 0;  // a new job: workers watch it while they spin
+  std::atomic<bool> stop_ = false;
 };
 
 // Compiled code reaches a pool through minic_parallel_for (below), a C function without a
