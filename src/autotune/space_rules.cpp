@@ -109,7 +109,8 @@ BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::stri
     schedule::schedule_row_reduction(sch, block, roles, schedule::vector_lanes(target),
                                      enough_work);
   } else {
-    schedule::schedule_reduction(sch, block, roles, inner, enough_work);
+    schedule::schedule_reduction(sch, block, roles, inner, schedule::vector_lanes(target),
+                                 enough_work);
   }
   return space;
 }
@@ -200,7 +201,8 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
         schedule::schedule_row_reduction(attempt, block, roles, schedule::vector_lanes(target),
                                          parallel);
       } else {
-        schedule::schedule_reduction(attempt, block, roles, inner, parallel);
+        schedule::schedule_reduction(attempt, block, roles, inner,
+                                     schedule::vector_lanes(target), parallel);
       }
     } else if (has_knob(point, name, "vector")) {
       int64_t vector = value_of(point, name, "vector").at(0);

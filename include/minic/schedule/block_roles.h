@@ -100,10 +100,12 @@ int64_t row_tile(int64_t extent, int64_t columns, const Target& target);
 void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work);
 
 // The reduction rule: the init split out (decompose_reduction); with `inner`, the innermost
-// spatial loop moved inside the reduction loops (unit stride in the output, which LLVM
-// vectorises); with `parallel`, the spatial loops outside parallelised.
+// spatial loop moved inside the reduction loops (unit stride in the output) and, where its
+// extent is a multiple of `vector` lanes (more than 1), split by them and vectorised, in
+// the update and the init (a pool over blocked channels: one vector of 16 per window
+// element); with `parallel`, the spatial loops outside parallelised.
 void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles, bool inner,
-                        bool parallel);
+                        int64_t vector, bool parallel);
 
 // The blocked convolution rule (src/schedule/rules/cpu_conv.cpp), for a multiply-
 // accumulate whose innermost output axis is one or two vectors of channels that the

@@ -154,7 +154,7 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
 }
 
 void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles, bool inner,
-                        bool parallel) {
+                        int64_t vector, bool parallel) {
   if (roles.reduce.empty()) fail("no reduction loop");
   int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
   std::vector<LoopRef> outer = roles.spatial;
@@ -165,7 +165,15 @@ void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& r
     order.push_back(roles.spatial.back());
     sch.reorder(order);
   }
-  sch.decompose_reduction(block, roles.reduce.front());
+  BlockRef init = sch.decompose_reduction(block, roles.reduce.front());
+  const int64_t extent = roles.spatial.empty() ? 0 : extent_of(sch, roles.spatial.back());
+  if (inner && vector > 1 && extent > 0 && extent % vector == 0) {
+    for (const BlockRef& part : {block, init}) {
+      LoopRef lanes = innermost_loops(sch, part, 1)[0];
+      if (extent > vector) lanes = sch.split(lanes, {-1, vector})[1];
+      sch.vectorize(lanes);
+    }
+  }
   if (parallel) parallelize(sch, outer, total_work);
 }
 

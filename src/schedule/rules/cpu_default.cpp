@@ -178,10 +178,10 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
       }
       // The innermost spatial loop goes inside the reduction when it fills a vector.
       bool inner = !roles.spatial.empty() && extent_of(attempt, roles.spatial.back()) >= lanes;
-      schedule_reduction(attempt, block, roles, inner, /*parallel=*/true);
+      schedule_reduction(attempt, block, roles, inner, lanes, /*parallel=*/true);
       explain::note("block {}: the reduction rule{}", name,
                     inner ? ", the innermost spatial loop moved inside the reduction (it "
-                            "fills a vector)"
+                            "fills a vector) and vectorised where it is whole vectors"
                           : "");
     } else {
       // Split by one vector when the innermost extent is a multiple of its lanes.
