@@ -37,11 +37,13 @@ SIDE_NAMES = {"minic": "minic", "ort": "ORT", "ov": "OpenVINO", "numpy": "numpy"
 
 
 def noise_note(summary):
-    notes = []
-    for side in summary["noisy_sides"]:
-        name = SIDE_NAMES[side]
-        notes.append(f"{name} rounds {summary[side]['round_spread']:.2f}x apart")
-    return "noisy: " + ", ".join(notes) if notes else ""
+    """The note column: OpenVINO's failure, if it failed, and the noisy sides."""
+    notes = [f"OpenVINO not timed: {summary['ov_error']}"] if "ov_error" in summary else []
+    noisy = [f"{SIDE_NAMES[side]} rounds {summary[side]['round_spread']:.2f}x apart"
+             for side in summary["noisy_sides"]]
+    if noisy:
+        notes.append("noisy: " + ", ".join(noisy))
+    return "; ".join(notes)
 
 
 def header_lines(results):
