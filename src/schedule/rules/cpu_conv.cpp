@@ -29,14 +29,16 @@
 // The rule reads the roles off the block's shape, not its op: the position loop is the
 // innermost spatial loop (after j) with more than one iteration that the input depends on
 // and the weights do not; the channel loop, one the weights depend on and the input does
-// not (a product of narrow matrices has none, and goes to the GEMM rule). Where the
-// positions are one (a 1-d convolution stored as [.., H, 1, ..]), the rows take their
-// place.
+// not (a product of narrow matrices has none, and goes to the GEMM rule), or that the
+// input reads only as floordiv(mb, k), its group: a grouped convolution's channel tile then
+// stays within a group (U divides k). Where the positions are one (a 1-d convolution
+// stored as [.., H, 1, ..]), the rows take their place.
 //
 // Chapter: docs/module4-schedules.md#7-blocked-layouts-nchwc
 #include "minic/schedule/block_roles.h"
 
 #include "minic/ir/loop/analysis.h"
+#include "minic/ir/loop/visitor.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
 
@@ -59,6 +61,49 @@ bool reads_loop(Schedule& sch, const loop::Block& block, const loop::Load& load,
     }
   }
   return false;
+}
+
+// Replaces floordiv(var, k) by a placeholder and collects the k's: what is left of an index
+// then shows whether `var` is read only through its groups.
+class GroupsOf : public loop::IRMutator {
+ public:
+  explicit GroupsOf(const loop::Var* var) : var_(var) {}
+  std::vector<int64_t> divisors;
+
+  loop::Expr mutate_FloorDiv(const loop::FloorDiv* node, const loop::Expr& self) override {
+    std::optional<int64_t> k = loop::as_const_int(node->b);
+    if (node->a.as<loop::Var>() == var_ && k && *k > 0) {
+      divisors.push_back(*k);
+      return loop::IntImm::make(0, node->a.type());
+    }
+    return loop::IRMutator::mutate_FloorDiv(node, self);
+  }
+
+ private:
+  const loop::Var* var_;
+};
+
+// k if `load` reads the iteration variables that `loop_ref` feeds (the variable itself as
+// the loop's binding) only as floordiv(v, k), one k: the input of a grouped convolution
+// reads the block of output channels mb only through its group, floordiv(mb, Mg / b).
+std::optional<int64_t> group_size(Schedule& sch, const loop::Block& block, const loop::Load& load,
+                                  const LoopRef& loop_ref) {
+  const loop::Var* var = sch.loop_var(loop_ref.var).as<loop::Var>();
+  std::optional<int64_t> size;
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (!loop::uses_var(iter.binding, var)) continue;
+    if (iter.binding.as<loop::Var>() != var) return std::nullopt;
+    const loop::Var* v = iter.var.as<loop::Var>();
+    for (const loop::Expr& index : load.indices) {
+      GroupsOf groups(v);
+      if (loop::uses_var(groups.mutate(index), v)) return std::nullopt;
+      for (int64_t k : groups.divisors) {
+        if (size && *size != k) return std::nullopt;
+        size = k;
+      }
+    }
+  }
+  return size;
 }
 
 // The block other than `except` that reads `buffer`, if exactly one does.
@@ -103,7 +148,8 @@ struct ConvLoops {
   LoopRef position;
   std::optional<LoopRef> channel;
   LoopRef j;
-  int64_t vectors = 1;  // j's extent in vectors
+  int64_t vectors = 1;      // j's extent in vectors
+  int64_t group_size = 0;   // channel blocks per group, which U must divide (0: no groups)
 };
 
 ConvLoops conv_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
@@ -123,15 +169,25 @@ ConvLoops conv_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   const auto* a = mul->a.as<loop::Load>();
   const auto* b = mul->b.as<loop::Load>();
   if (!a || !b) fail("the multiplicands are not loads");
-  // Innermost first.
+  // Innermost first. A grouped convolution's input reads the channel loop through its
+  // groups only: the loop is still the channel loop, tiled within a group.
   std::optional<LoopRef> position;
   std::optional<LoopRef> channel;
+  int64_t group = 0;
   const loop::Load* weights = nullptr;
   for (size_t l = roles.spatial.size() - 1; l-- > 0;) {
     const LoopRef& loop = roles.spatial[l];
     const bool reads_a = reads_loop(sch, block, *a, loop);
     const bool reads_b = reads_loop(sch, block, *b, loop);
-    if (reads_a == reads_b) continue;
+    if (reads_a == reads_b) {
+      if (!position || channel || !reads_a) continue;
+      const loop::Load* input = weights == a ? b : a;
+      if (std::optional<int64_t> size = group_size(sch, block, *input, loop)) {
+        channel = loop;
+        group = *size;
+      }
+      continue;
+    }
     if (!position && extent_of(sch, loop) > 1) {
       position = loop;
       weights = reads_a ? b : a;
@@ -148,7 +204,7 @@ ConvLoops conv_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   if (!channel && !reads_loop(sch, block, *input, j)) {
     fail("no loop over channel blocks, and the input does not read the channel vector");
   }
-  return {*position, channel, j, extent_j / lanes};
+  return {*position, channel, j, extent_j / lanes, group};
 }
 
 // Every tile whose T divides the positions (T at most kMaxPositions) and U the channel
@@ -158,7 +214,7 @@ std::vector<ConvTile> fitting_tiles(Schedule& sch, const ConvLoops& loops, const
   const int64_t blocks = loops.channel ? extent_of(sch, *loops.channel) : 1;
   std::vector<ConvTile> tiles;
   for (int64_t u = 1; u <= std::min(blocks, kMaxChannelBlocks); ++u) {
-    if (blocks % u != 0) continue;
+    if (blocks % u != 0 || (loops.group_size > 0 && loops.group_size % u != 0)) continue;
     for (int64_t t = 1; t <= std::min(positions, kMaxPositions); ++t) {
       if (positions % t != 0 || t * u * loops.vectors > accumulator_registers(target)) continue;
       tiles.push_back({t, u});
@@ -176,14 +232,15 @@ std::vector<ConvTile> blocked_conv_tiles(Schedule& sch, const BlockRef& block,
 
 ConvTile blocked_conv_tile(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
                            const Target& target) {
-  // The most multiply-adds per load: T * U of them for T broadcasts and U weight vectors;
-  // the larger tile on a tie.
+  // The most multiply-adds per load: T * U of them for T broadcasts and U weight vectors.
+  // The input's broadcasts come from L1 and the weight vectors, streamed once per tile,
+  // mostly from L2: a weight vector counts double. The larger tile on a tie.
   ConvTile best;
   double best_score = 0;
   for (const ConvTile& tile : blocked_conv_tiles(sch, block, roles, target)) {
     const int64_t t = tile.positions;
     const int64_t u = tile.channels;
-    double score = static_cast<double>(t * u) / static_cast<double>(t + u);
+    double score = static_cast<double>(t * u) / static_cast<double>(t + 2 * u);
     bool larger = t * u > best.positions * best.channels;
     if (score > best_score || (score == best_score && larger)) {
       best = tile;
@@ -200,7 +257,8 @@ void schedule_blocked_conv(Schedule& sch, const BlockRef& block_ref, const LoopR
   const LoopRef& position = conv.position;
   const std::optional<LoopRef>& channel = conv.channel;
   if (extent_of(sch, position) % tile.positions != 0 ||
-      (channel ? extent_of(sch, *channel) : 1) % tile.channels != 0) {
+      (channel ? extent_of(sch, *channel) : 1) % tile.channels != 0 ||
+      (conv.group_size > 0 && conv.group_size % tile.channels != 0)) {
     fail("the tile {} x {} does not divide the positions and the channel blocks",
          tile.positions, tile.channels);
   }
