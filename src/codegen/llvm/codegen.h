@@ -72,6 +72,7 @@ class CodeGen {
   llvm::Value* emit_exp_f64(llvm::Value* x);
   llvm::Value* emit_exp_f32(llvm::Value* x);
   llvm::Value* emit_erf_f32(llvm::Value* x);
+  llvm::Value* emit_power_by_roots(llvm::Value* x, int quarters);
   llvm::Value* emit_tanh_f64(llvm::Value* x);
   llvm::Value* emit_libm_call(const char* name, llvm::Value* x);
 

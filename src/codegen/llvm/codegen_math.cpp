@@ -12,6 +12,8 @@
 //   tanh (f32)                   straight-line code in double below: (e - 1) / (e + 1)
 //                                loses digits near 0 that f32 could not spare; accurate to
 //                                a few double ulps, below one f32 ulp
+//   pow (f32), exponent a        products of x, sqrt x and sqrt sqrt x (below): no calls,
+//   constant quarter in [-4, 4]  vectorised; within 3 f32 ulps (LRN's x^0.75, x^2, x^-0.5)
 //   log pow                      llvm.log / llvm.pow on double (libm calls, one a lane)
 //   tanh and erf of f64          libm's tanh / erf, one call a lane (their f32 forms lose
 //                                relative precision near 0 that f64 would show)
@@ -38,12 +40,21 @@
 //     of [0.75, 4.5] (kErfcFit; relative error below 1e-8 on [0.75, 4]), erf being at
 //     least 0.7 there so that erfc's error stays below an ulp of it.
 //
+// pow(x, c) of f32 with c = k/4 a constant, |k| <= 16: x^c = x^w * (sqrt x)^a * (sqrt sqrt x)^b
+// with |k| = 4w + 2a + b, x^w by repeated squaring, then 1 / x^|c| where k < 0. sqrt is
+// correctly rounded and each product adds half an ulp. Where the power has a fraction
+// (a or b), x = -inf is read as +inf and -0 as +0, as pow does (sqrt would give NaN and
+// -0); a negative x gives NaN through sqrt, as pow does.
+//
 //   y = exp(x)  (f32)  →  %d = fpext float %x to double; ... ; %y = fptrunc double %e to float
 //
 // Chapter: docs/module6-llvm-cpu.md#2-expressions-statements-intrinsics
 #include "codegen.h"
 
 #include "minic/support/error.h"
+
+#include <cmath>
+#include <optional>
 
 namespace minic::codegen::llvm_backend {
 
@@ -58,6 +69,7 @@ constexpr int kExpDegree = 12;
 constexpr float kLn2HighF32 = 0.693359375f;     // ln 2 to 9 bits: n * it is exact in f32
 constexpr float kLn2LowF32 = -2.12194440e-4f;   // ln 2 - kLn2HighF32
 constexpr int kExpDegreeF32 = 7;
+constexpr int kMaxQuarterPower = 16;  // pow by roots for exponents k/4 with |k| up to this
 constexpr double kErfClamp = 4.0;
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
 constexpr double kErfSeriesBelow = 0.75;
@@ -75,6 +87,19 @@ bool is_libm_function(const std::string& name) {
     if (name == candidate) return true;
   }
   return false;
+}
+
+// k where `exponent` is the constant k/4 (in every lane) with |k| <= kMaxQuarterPower.
+std::optional<int> constant_quarters(llvm::Value* exponent) {
+  auto* constant = llvm::dyn_cast<llvm::Constant>(exponent);
+  if (constant && constant->getType()->isVectorTy()) constant = constant->getSplatValue();
+  auto* value = llvm::dyn_cast_or_null<llvm::ConstantFP>(constant);
+  if (!value) return std::nullopt;
+  double quarters = value->getValueAPF().convertToFloat() * 4.0;
+  if (quarters != std::round(quarters) || std::fabs(quarters) > kMaxQuarterPower) {
+    return std::nullopt;
+  }
+  return static_cast<int>(quarters);
 }
 
 }  // namespace
@@ -103,6 +128,11 @@ llvm::Value* CodeGen::emit_call(const Call* node) {
   for (const Expr& arg : node->args) args.push_back(emit(arg));
   auto exact = [&](llvm::Intrinsic::ID id) { return B.CreateUnaryIntrinsic(id, args[0]); };
   if (dtype == DType::f32 && name == "exp") return emit_exp_f32(args[0]);
+  if (dtype == DType::f32 && name == "pow") {
+    if (std::optional<int> quarters = constant_quarters(args[1])) {
+      return emit_power_by_roots(args[0], *quarters);
+    }
+  }
   if (dtype == DType::f32 && name == "sigmoid") {
     // e = e^-|x| never overflows: sigmoid x = 1 / (1 + e) for x >= 0, e / (1 + e) below.
     llvm::Value* x = args[0];
@@ -223,6 +253,38 @@ llvm::Value* CodeGen::emit_exp_f32(llvm::Value* x) {
   };
   llvm::Value* result = B.CreateFMul(B.CreateFMul(p, power_of_two(n1)), power_of_two(n2));
   return B.CreateSelect(is_nan, x, result);
+}
+
+llvm::Value* CodeGen::emit_power_by_roots(llvm::Value* x, int quarters) {
+  auto& B = builder_;
+  llvm::Type* type = x->getType();
+  auto constant = [&](double value) { return llvm::ConstantFP::get(type, value); };
+  const int count = std::abs(quarters);
+  llvm::Value* result = nullptr;
+  auto times = [&](llvm::Value* factor) {
+    result = result ? B.CreateFMul(result, factor) : factor;
+  };
+  // With a fraction, x = -inf reads as +inf and -0 as +0 throughout (pow's answers there);
+  // a negative x still gives NaN through sqrt.
+  const bool fraction = count % 4 != 0;
+  llvm::Value* base = x;
+  if (fraction) {
+    llvm::Value* is_minus_inf = B.CreateFCmpOEQ(x, constant(-INFINITY));
+    base = B.CreateSelect(is_minus_inf, constant(INFINITY), B.CreateFAdd(x, constant(0.0)));
+  }
+  // x^w, w = count / 4, by squaring: x^w = prod of x^(2^i) over the set bits i of w.
+  llvm::Value* square = base;
+  for (int whole = count / 4; whole > 0; whole >>= 1) {
+    if (whole & 1) times(square);
+    if (whole > 1) square = B.CreateFMul(square, square);
+  }
+  if (fraction) {
+    llvm::Value* root = B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, base);
+    if (count % 4 >= 2) times(root);
+    if (count % 2 == 1) times(B.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, root));
+  }
+  if (!result) return constant(1.0);  // x^0 is 1, NaN included
+  return quarters < 0 ? B.CreateFDiv(constant(1.0), result) : result;
 }
 
 llvm::Value* CodeGen::emit_tanh_f64(llvm::Value* x) {
