@@ -39,6 +39,7 @@ const std::vector<std::string>& default_loop_pipeline() {
   static const std::vector<std::string> pipeline = {
       "lower-blocks",     // blocks → plain loops, ifs and allocations
       "compact-buffers",  // staging buffers shrunk to their tiles: accumulators in registers
+      "partition-loops",  // split tails cut off: the register tiles free of guards
       "unroll-loops",     // unrolled loops → copies of their body
       "flatten-buffers",  // buffers one-dimensional: (p / W) * W + p % W, to simplify to p
       "simplify",         // index arithmetic simplified with the loop bounds

@@ -315,13 +315,15 @@ TEST_CASE("each block of a kernel gets the knobs of its kind", "[autotune_space]
   CHECK(knob_named(SearchSpace(conv, testing::avx512()), blocks[1] + ".pack").choices.size() == 1);
 
   // The blocked convolution: the register tile (T positions by U channel vectors, every
-  // one that fits the 24 accumulators of AVX-512), its Relu folded away.
+  // one that fits the 24 accumulators of AVX-512, T balanced for the 14 positions: 5 is
+  // three tiles of 5, 5 and 4, and 6 would be three as well), its Relu folded away.
   loop::PrimFunc blocked = blocked_conv_kernel();
   SearchSpace blocked_space(blocked, testing::avx512());
   CHECK(knob_names(blocked_space) == std::set<std::string>{"pad.vector", "pad.parallel",
                                                            "conv.conv_tile"});
   CHECK(knob_named(blocked_space, "conv.conv_tile").choices ==
-        std::vector<std::vector<int64_t>>{{1, 1}, {2, 1}, {7, 1}, {14, 1}, {1, 2}, {2, 2},
+        std::vector<std::vector<int64_t>>{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {7, 1},
+                                          {14, 1}, {1, 2}, {2, 2}, {3, 2}, {4, 2}, {5, 2},
                                           {7, 2}});
 
   // Rows reduced along memory order: the row reduction rule, or not.

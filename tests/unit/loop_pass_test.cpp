@@ -193,6 +193,21 @@ func @f(A: f32[10], B: f32[10]) {
           "}\n");
     require_same_results(func, lowered);
   }
+  SECTION("a guard that holds on a short first part is left: a reduction's first step") {
+    PrimFunc func = parse_func(R"(
+func @f(A: f32[8,16], C: f32[8]) {
+  for i in 0..8 {
+    for k in 0..16 {
+      if (k == 0) {
+        C[i] = 0.0
+      }
+      C[i] = C[i] + A[i, k]
+    }
+  }
+}
+)");
+    CHECK(print_func(partition_loops(func)) == print_func(func));
+  }
   SECTION("loops bound to a GPU axis are not cut") {
     PrimFunc func = parse_func(R"(
 func @f(A: f32[100], B: f32[100]) {

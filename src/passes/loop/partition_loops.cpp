@@ -14,12 +14,15 @@
 //      [lo, p - 1]" is monotone in p and the search is exact. If p is lo, search instead
 //      the smallest q such that the guards are proven on [q, hi - 1] (a guard at the start,
 //      as padding makes).
-//   3. If a cut c in (lo, hi) was found: the loop becomes `for v in lo..c` then
+//   3. A cut is kept only where the guard-free part is at least as long as the rest, or
+//      the rest does nothing once simplified (a tail or a head, not a reduction's
+//      `if (k == 0)`, whose peeling would copy the whole body for one step).
+//   4. If a cut c in (lo, hi) was found: the loop becomes `for v in lo..c` then
 //      `for v in c..hi`, the pair simplified under the ranges around it (which removes the
 //      proven guards, and the loops of one iteration), and the walk goes on inside the
 //      result, which partitions the inner loops of the rest. Each cut shortens a loop, so
 //      the walk ends.
-//   4. Otherwise the walk goes on into the body, with v in [lo, hi - 1].
+//   5. Otherwise the walk goes on into the body, with v in [lo, hi - 1].
 //
 //   for i in 0..10 { if (i >= 1) { A[i] = A[i - 1] } }
 //   →  for i in 1..10 { A[i] = A[i - 1] }     (the rest, i in 0..1, guards nothing true)
@@ -31,6 +34,7 @@
 #include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/passes/loop/simplify.h"
+#include "pass_util.h"
 
 namespace minic::loop {
 namespace {
@@ -84,6 +88,25 @@ bool is_true(const Expr& expr) {
   return imm && expr.type() == DataType::boolean() && imm->value != 0;
 }
 
+// A cut of [lo, hi) at `at`: the guards are proven before it (prefix) or from it on.
+struct Cut {
+  int64_t at;
+  bool prefix;
+};
+
+// True if `stmt` does nothing: no statement, or loops and sequences of nothing.
+bool does_nothing(const Stmt& stmt) {
+  if (pass_util::is_no_op(stmt)) return true;
+  if (const For* loop = stmt.as<For>()) return does_nothing(loop->body);
+  if (const Seq* seq = stmt.as<Seq>()) {
+    for (const Stmt& part : seq->stmts) {
+      if (!does_nothing(part)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
 class Partitioner : public IRMutator {
  public:
   Stmt mutate_For(const For* node, const Stmt& self) override {
@@ -98,21 +121,34 @@ class Partitioner : public IRMutator {
     collector.visit(node->body);
     // A loop that is a block's binding must cover the block's whole domain (a rule of the
     // verifier), so it is not cut; after lower-blocks it may be.
-    std::optional<int64_t> cut = collector.bound_directly
-                                     ? std::nullopt
-                                     : find_cut(collector.guards, var, *lo, hi);
+    std::optional<Cut> cut = collector.bound_directly ? std::nullopt
+                                                      : find_cut(collector.guards, var, *lo, hi);
+    auto part = [&](int64_t begin, int64_t end) {
+      return simplify_stmt(For::make(node->var, IntImm::make(begin), IntImm::make(end - begin),
+                                     node->for_kind, node->body, node->thread_axis,
+                                     node->annotations),
+                           bounds_);
+    };
+    Stmt first;
+    Stmt second;
+    if (cut) {
+      // The pass is for tails: a cut is kept where the guard-free part is at least as long
+      // as the rest, or the rest does nothing. A reduction's `if (k == 0) init` is proven
+      // on the first step alone, and peeling it would copy the whole body for one step.
+      first = part(*lo, cut->at);
+      second = part(cut->at, hi);
+      const int64_t free_length = cut->prefix ? cut->at - *lo : hi - cut->at;
+      if (free_length < hi - *lo - free_length && !does_nothing(cut->prefix ? second : first)) {
+        cut.reset();
+      }
+    }
     if (!cut) {
       bounds_[var] = {*lo, hi - 1};
       Stmt result = IRMutator::mutate_For(node, self);
       bounds_.erase(var);
       return result;
     }
-    auto part = [&](int64_t begin, int64_t end) {
-      return For::make(node->var, IntImm::make(begin), IntImm::make(end - begin), node->for_kind,
-                       node->body, node->thread_axis, node->annotations);
-    };
-    Stmt parts = Seq::make({part(*lo, *cut), part(*cut, hi)});
-    return mutate(simplify_stmt(parts, bounds_));
+    return mutate(pass_util::sequence({first, second}));
   }
 
  private:
@@ -129,7 +165,7 @@ class Partitioner : public IRMutator {
 
   // Where to cut [lo, hi): the end of the longest proven prefix, else the start of the
   // longest proven suffix; nullopt if neither is a proper part of the range.
-  std::optional<int64_t> find_cut(const std::vector<Guard>& guards, const Var* var, int64_t lo,
+  std::optional<Cut> find_cut(const std::vector<Guard>& guards, const Var* var, int64_t lo,
                                   int64_t hi) {
     if (guards.empty()) return std::nullopt;
     int64_t low = lo;  // [lo, low - 1] is proven (empty at first)
@@ -142,8 +178,8 @@ class Partitioner : public IRMutator {
         high = middle - 1;
       }
     }
-    if (low > lo && low < hi) return low;
     if (low == hi) return std::nullopt;  // proven everywhere: simplify's business
+    if (low > lo) return Cut{low, true};
     low = lo;
     high = hi;  // [high, hi - 1] is proven (empty at first)
     while (low < high) {
@@ -154,7 +190,7 @@ class Partitioner : public IRMutator {
         low = middle + 1;
       }
     }
-    if (high > lo && high < hi) return high;
+    if (high > lo && high < hi) return Cut{high, false};
     return std::nullopt;
   }
 

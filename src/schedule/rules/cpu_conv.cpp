@@ -10,15 +10,21 @@
 // vector of weights. A tile of T neighbouring positions (along ow) by U channel blocks
 // (along mb) keeps T * U vector accumulators in registers and, per step, loads T input
 // values and U weight vectors for T * U multiply-adds; the rule picks the tile with the
-// most multiply-adds per load whose accumulators fit the target's registers (T dividing
-// the positions, U the channel blocks):
+// most multiply-adds per load whose accumulators fit the target's registers (U dividing
+// the channel blocks; T need not divide the positions: the split's guard is cut off by
+// the partition-loops pass into a last, shorter tile):
 //
 //   parallel n, mb.0, oh   ow.0          (the first of them with more than one iteration)
 //     acc = 0                            (decompose_reduction)
 //     for cb, kh, kw, i                  (the reduction, as lowered)
-//       for mb.1 (U, unrolled)  for ow.1 (T, unrolled)  vectorised j:
+//       for ow.1 (T, unrolled)  for mb.1 (U, unrolled)  vectorised j:
 //         acc[mb.1, ow.1, :] += X[.., ow.0 * T + ow.1 .., i] * W[mb.0 * U + mb.1, .., :]
 //     Y[tile] = epilogue(acc)            (cache_write "local", reverse_compute_at ow.0)
+//
+// The positions go outside the channels in the unrolled body, so that one broadcast is
+// used U times and dropped: T * U accumulators, U weight vectors and one broadcast live,
+// within the 32 registers of AVX-512 (the other order keeps T broadcasts live, and LLVM
+// spills once T * U + T + 1 passes 32).
 //
 // The epilogue -- the bias, and the activation or residual addition fused after the
 // convolution -- is folded into the copy-out of the tile (reverse_compute_inline), so the
@@ -207,8 +213,9 @@ ConvLoops conv_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   return {*position, channel, j, extent_j / lanes, group};
 }
 
-// Every tile whose T divides the positions (T at most kMaxPositions) and U the channel
-// blocks (U at most kMaxChannelBlocks), with T * U * vectors accumulators that fit.
+// Every tile whose T is balanced for the positions (T at most kMaxPositions; the last tile
+// may be shorter) and U divides the channel blocks (U at most kMaxChannelBlocks), with
+// T * U * vectors accumulators that fit.
 std::vector<ConvTile> fitting_tiles(Schedule& sch, const ConvLoops& loops, const Target& target) {
   const int64_t positions = extent_of(sch, loops.position);
   const int64_t blocks = loops.channel ? extent_of(sch, *loops.channel) : 1;
@@ -216,7 +223,11 @@ std::vector<ConvTile> fitting_tiles(Schedule& sch, const ConvLoops& loops, const
   for (int64_t u = 1; u <= std::min(blocks, kMaxChannelBlocks); ++u) {
     if (blocks % u != 0 || (loops.group_size > 0 && loops.group_size % u != 0)) continue;
     for (int64_t t = 1; t <= std::min(positions, kMaxPositions); ++t) {
-      if (positions % t != 0 || t * u * loops.vectors > accumulator_registers(target)) continue;
+      // T is balanced: ceil(P / T) tiles of T positions cover the P positions with the
+      // smallest tail there is for that many tiles (P = 55: T = 8, seven tiles, the last 7).
+      const int64_t tiles_needed = (positions + t - 1) / t;
+      if ((positions + tiles_needed - 1) / tiles_needed != t) continue;
+      if (t * u * loops.vectors > accumulator_registers(target)) continue;
       tiles.push_back({t, u});
     }
   }
@@ -232,15 +243,19 @@ std::vector<ConvTile> blocked_conv_tiles(Schedule& sch, const BlockRef& block,
 
 ConvTile blocked_conv_tile(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
                            const Target& target) {
-  // The most multiply-adds per load: T * U of them for T broadcasts and U weight vectors.
-  // The input's broadcasts come from L1 and the weight vectors, streamed once per tile,
-  // mostly from L2: a weight vector counts double. The larger tile on a tie.
+  // The most multiply-adds per load over a row of P positions: P * U of them, for T
+  // broadcasts and U weight vectors a tile (the last tile P mod T broadcasts). The input's
+  // broadcasts come from L1 and the weight vectors, streamed once per tile, mostly from
+  // L2: a weight vector counts double. The larger tile on a tie.
+  const int64_t positions = extent_of(sch, conv_loops(sch, block, roles, target).position);
   ConvTile best;
   double best_score = 0;
   for (const ConvTile& tile : blocked_conv_tiles(sch, block, roles, target)) {
     const int64_t t = tile.positions;
     const int64_t u = tile.channels;
-    double score = static_cast<double>(t * u) / static_cast<double>(t + 2 * u);
+    const int64_t tail = positions % t;
+    const int64_t loads = (positions / t) * (t + 2 * u) + (tail > 0 ? tail + 2 * u : 0);
+    double score = static_cast<double>(positions * u) / static_cast<double>(loads);
     bool larger = t * u > best.positions * best.channels;
     if (score > best_score || (score == best_score && larger)) {
       best = tile;
@@ -256,10 +271,9 @@ void schedule_blocked_conv(Schedule& sch, const BlockRef& block_ref, const LoopR
   const LoopRef& j = conv.j;
   const LoopRef& position = conv.position;
   const std::optional<LoopRef>& channel = conv.channel;
-  if (extent_of(sch, position) % tile.positions != 0 ||
-      (channel ? extent_of(sch, *channel) : 1) % tile.channels != 0 ||
+  if (tile.positions < 1 || (channel ? extent_of(sch, *channel) : 1) % tile.channels != 0 ||
       (conv.group_size > 0 && conv.group_size % tile.channels != 0)) {
-    fail("the tile {} x {} does not divide the positions and the channel blocks",
+    fail("the tile {} x {}: U does not divide the channel blocks (or their groups)",
          tile.positions, tile.channels);
   }
   const int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
@@ -281,8 +295,8 @@ void schedule_blocked_conv(Schedule& sch, const BlockRef& block_ref, const LoopR
   }
   std::vector<LoopRef> order = outer;
   order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
-  if (channel) order.push_back(c_parts[1]);
   order.push_back(p_parts[1]);
+  if (channel) order.push_back(c_parts[1]);
   order.push_back(j);
   sch.reorder(order);
   sch.reverse_compute_at(copy, p_parts[0]);

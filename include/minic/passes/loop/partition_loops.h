@@ -7,10 +7,11 @@
 // This pass finds, for each loop with constant bounds (not bound to a GPU axis), the
 // guards inside its body that use its variable (if conditions and block predicates), and
 // the longest first part of its range on which the bounds of the variables prove every
-// such guard true (failing that, the longest last part). The loop becomes two loops over
-// the two ranges, each simplified under its own range (simplify.h): the guards vanish from
-// the main part, and a guard proven false in the rest removes what it guards. The parts are
-// partitioned again, so a two-level tail splits at both levels. A loop bound directly to a
+// such guard true (failing that, the longest last part), if that part is at least as long
+// as the rest (so a reduction's `if (k == 0)` is left alone). The loop becomes two loops
+// over the two ranges, each simplified under its own range (simplify.h): the guards vanish
+// from the main part, and a guard proven false in the rest removes what it guards. The
+// parts are partitioned again, so a two-level tail splits at both levels. A loop bound directly to a
 // block's iteration variable (`v = spatial(10) i`) is not cut, since the verifier requires
 // it to cover the block's domain; run lower-blocks first to cut it.
 //
