@@ -174,6 +174,48 @@ func @f(A: f32[10], B: f32[10]) {
   }
 }
 
+TEST_CASE("partition-loops: selects and short loops", "[loop_pass]") {
+  SECTION("a select's borders on both sides, conjunct by conjunct") {
+    PrimFunc func = parse_func(R"(
+func @f(A: f32[16], B: f32[16]) {
+  for i in 0..16 {
+    B[i] = select(i >= 1 && i < 15, A[i - 1], 0.0)
+  }
+}
+)");
+    PrimFunc result = partition_loops(func);
+    CHECK(print_stmt(result.body) ==
+          "B[0] = 0.0\n"
+          "for i in 1..15 {\n"
+          "  B[i] = A[i - 1]\n"
+          "}\n"
+          "B[15] = 0.0\n");
+    require_same_results(func, result);
+  }
+  SECTION("a short loop guarded in every iteration is peeled; a peeled part's long loops "
+          "keep their guards") {
+    PrimFunc func = parse_func(R"(
+func @f(A: f32[2,16], B: f32[2,16]) {
+  for t in 0..2 {
+    for j in 0..8 {
+      B[t, j * 2] = select(t * 8 + j >= 1 && t * 8 + j < 15, A[t, j], 0.0)
+    }
+  }
+}
+)");
+    PrimFunc result = partition_loops(func);
+    CHECK(print_stmt(result.body) ==
+          "for j in 0..8 {\n"
+          "  B[0, j * 2] = select(j >= 1, A[0, j], 0.0)\n"
+          "}\n"
+          "for j in 0..7 {\n"
+          "  B[1, j * 2] = A[1, j]\n"
+          "}\n"
+          "B[1, 14] = 0.0\n");
+    require_same_results(func, result);
+  }
+}
+
 TEST_CASE("partition-loops: loops it leaves as they are", "[loop_pass]") {
   SECTION("a loop bound directly to a block variable is cut only after lower-blocks") {
     PrimFunc func = parse_func(R"(

@@ -5,18 +5,22 @@
 //
 // Algorithm, one IRMutator walk from the outside in, for a loop `for v in lo..hi` with
 // constant bounds, not thread-bound:
-//   1. Collect the guards of its body that use v: if conditions and block predicates, each
-//      with the ranges of the constant loops between the loop and the guard. A loop that
-//      some block binds an iteration variable to directly (`v = spatial(10) i`) is not
-//      cut: the verifier requires such a loop to cover the block's whole domain.
+//   1. Collect the guards of its body that use v (if conditions, block predicates, select
+//      conditions; a conjunction conjunct by conjunct), each with the ranges of the
+//      constant loops between the loop and the guard. A loop that some block binds an
+//      iteration variable to directly (`v = spatial(10) i`) is not cut: the verifier
+//      requires such a loop to cover the block's whole domain.
 //   2. Binary search the largest p in [lo, hi] such that, with v in [lo, p - 1], simplify
 //      proves every guard true. Proofs only get easier on a smaller range, so "proven on
 //      [lo, p - 1]" is monotone in p and the search is exact. If p is lo, search instead
 //      the smallest q such that the guards are proven on [q, hi - 1] (a guard at the start,
-//      as padding makes).
+//      as padding makes); failing that, the first of the next kMaxHead points where they
+//      are proven (borders on both sides: the part after it then has a proven prefix).
 //   3. A cut is kept only where the guard-free part is at least as long as the rest, or
-//      the rest does nothing once simplified (a tail or a head, not a reduction's
-//      `if (k == 0)`, whose peeling would copy the whole body for one step).
+//      the rest does nothing once simplified, or the loop has at most kMaxPeeled
+//      iterations (a tail or a head, not a long reduction's `if (k == 0)`, whose peeling
+//      would copy the whole body for one step). A short loop guarded in every iteration
+//      (the tiles of a narrow row, each at a border) has its first iteration peeled.
 //   4. If a cut c in (lo, hi) was found: the loop becomes `for v in lo..c` then
 //      `for v in c..hi`, the pair simplified under the ranges around it (which removes the
 //      proven guards, and the loops of one iteration), and the walk goes on inside the
@@ -66,6 +70,13 @@ class GuardCollector : public IRVisitor {
     IRVisitor::visit_IfThenElse(node);
   }
 
+  // A select of loop indices is a guard too: a convolution reading its input through
+  // `select(0 <= oh + kh - 1 < H && ..., X[..], 0)` needs it only at the borders.
+  void visit_Select(const Select* node) override {
+    add(node->condition);
+    IRVisitor::visit_Select(node);
+  }
+
   void visit_Block(const Block* node) override {
     for (const IterVar& iter : node->iter_vars) {
       bound_directly = bound_directly || iter.binding.as<Var>() == var_;
@@ -75,8 +86,15 @@ class GuardCollector : public IRVisitor {
   }
 
  private:
+  // Each conjunct on its own: the parts of a border check that use other loops' variables
+  // are those loops' business.
   void add(const Expr& condition) {
-    if (uses_var(condition, var_)) guards.push_back({condition, inner_});
+    if (const And* both = condition.as<And>()) {
+      add(both->a);
+      add(both->b);
+    } else if (uses_var(condition, var_)) {
+      guards.push_back({condition, inner_});
+    }
   }
 
   const Var* var_;
@@ -87,6 +105,12 @@ bool is_true(const Expr& expr) {
   const IntImm* imm = expr.as<IntImm>();
   return imm && expr.type() == DataType::boolean() && imm->value != 0;
 }
+
+// How far into a loop a border in the middle of its range is looked for.
+constexpr int64_t kMaxHead = 8;
+// Loops of at most this many iterations are cut wherever their guards change (peeled one
+// by one where every iteration is guarded).
+constexpr int64_t kMaxPeeled = 4;
 
 // A cut of [lo, hi) at `at`: the guards are proven before it (prefix) or from it on.
 struct Cut {
@@ -132,13 +156,16 @@ class Partitioner : public IRMutator {
     Stmt first;
     Stmt second;
     if (cut) {
-      // The pass is for tails: a cut is kept where the guard-free part is at least as long
-      // as the rest, or the rest does nothing. A reduction's `if (k == 0) init` is proven
-      // on the first step alone, and peeling it would copy the whole body for one step.
+      // The pass is for tails: a cut is kept where the loop is short, or the rest does
+      // nothing, or (outside a rest) the guard-free part is at least as long as the rest.
+      // A reduction's `if (k == 0) init` is proven on the first step alone, and peeling it
+      // from a long loop would copy the whole body for one step.
       first = part(*lo, cut->at);
       second = part(cut->at, hi);
       const int64_t free_length = cut->prefix ? cut->at - *lo : hi - cut->at;
-      if (free_length < hi - *lo - free_length && !does_nothing(cut->prefix ? second : first)) {
+      const bool worth_a_copy = hi - *lo <= kMaxPeeled ||
+                                (!in_rest_ && free_length >= hi - *lo - free_length);
+      if (!does_nothing(cut->prefix ? second : first) && !worth_a_copy) {
         cut.reset();
       }
     }
@@ -148,7 +175,17 @@ class Partitioner : public IRMutator {
       bounds_.erase(var);
       return result;
     }
-    return mutate(pass_util::sequence({first, second}));
+    // The rest (the shorter part, or the iteration peeled) keeps the guards of its long
+    // inner loops, cut only where a part does nothing: a border row is not copied again
+    // for each of its own borders.
+    Stmt& rest = cut->prefix ? second : first;
+    Stmt& main_part = cut->prefix ? first : second;
+    const bool was_in_rest = in_rest_;
+    in_rest_ = true;
+    rest = mutate(rest);
+    in_rest_ = was_in_rest;
+    main_part = mutate(main_part);
+    return pass_util::sequence({first, second});
   }
 
  private:
@@ -191,10 +228,19 @@ class Partitioner : public IRMutator {
       }
     }
     if (high > lo && high < hi) return Cut{high, false};
+    // Neither end: the guards may still hold in the middle (a border on both sides), from
+    // one of the first kMaxHead points on. Cut there; the part after has a proven prefix.
+    for (int64_t first = lo + 1; first < std::min(hi - 1, lo + 1 + kMaxHead); ++first) {
+      if (proven(guards, var, first, first)) return Cut{first, false};
+    }
+    // A short loop whose every iteration meets a border (the tiles of a narrow row): its
+    // first iteration is peeled, so that each iteration's guards see a constant.
+    if (hi - lo >= 2 && hi - lo <= kMaxPeeled) return Cut{lo + 1, false};
     return std::nullopt;
   }
 
   VarBounds bounds_;
+  bool in_rest_ = false;  // inside the rest of a cut
 };
 
 }  // namespace
