@@ -210,6 +210,45 @@ TEST_CASE("simplify: bounds decide floordiv, floormod, min, max and comparisons"
   CHECK(simplified(floormod(i, i64(32))) == "floormod(i, 32)");
 }
 
+// A flattened index (a reshape's, a transpose's) split back into its parts, whatever the
+// order of its terms: the table's rules for sums and simplify_rules.cpp's split_by_divisor.
+TEST_CASE("simplify: a flattened index splits back into its parts", "[loop_pass]") {
+  Expr i = Var::make("i");
+  Expr l = Var::make("l");
+  Expr j = Var::make("j");
+  Expr k = Var::make("k");
+  VarBounds bounds = {{var_of(i), {0, 7}}, {var_of(l), {0, 15}}, {var_of(j), {0, 3}},
+                      {var_of(k), {0, 13}}};
+  // j * 14 + k < 56: steps of 56 over 224 = 4 * 56.
+  Expr flat = i * 56 + j * 14 + k;
+  CHECK(simplified(floordiv(flat, i64(56)), bounds) == "i");
+  CHECK(simplified(floordiv(flat, i64(224)), bounds) == "floordiv(i, 4)");
+  CHECK(simplified(floormod(flat, i64(224)), bounds) == "floormod(i, 4) * 56 + j * 14 + k");
+  Expr shuffled = i * 896 + l * 56 + j * 14 + k;  // l in the middle: i * 16 + l steps of 56
+  CHECK(simplified(floordiv(shuffled, i64(224)), bounds) == "i * 4 + floordiv(l, 4)");
+  CHECK(simplified(floormod(shuffled, i64(224)), bounds) ==
+        "floormod(l, 4) * 56 + j * 14 + k");
+  // Each keeps its value at every point.
+  for (const Expr& expr :
+       {floordiv(flat, i64(224)), floormod(flat, i64(224)), floordiv(shuffled, i64(224)),
+        floormod(shuffled, i64(224)), floordiv(shuffled, i64(112)),
+        floormod(k + j * 14 + i * 896, i64(448))}) {
+    Expr result = simplify_expr(expr, bounds);
+    INFO("before: " << print_expr(expr) << "\nafter:  " << print_expr(result));
+    for (int64_t vi = 0; vi <= 7; ++vi) {
+      for (int64_t vl = 0; vl <= 15; ++vl) {
+        for (int64_t vj = 0; vj <= 3; ++vj) {
+          for (int64_t vk = 0; vk <= 13; ++vk) {
+            Assignment values = {
+                {var_of(i), vi}, {var_of(l), vl}, {var_of(j), vj}, {var_of(k), vk}};
+            REQUIRE(evaluate(result, values) == evaluate(expr, values));
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("simplify: random index expressions keep their value everywhere", "[loop_pass]") {
   Expr a = Var::make("a");
   Expr b = Var::make("b");

@@ -30,6 +30,10 @@
 // (minic/ir/loop/analysis.h); a difference x - y is simplified before its range is taken,
 // so that `i < i + 1` is decided although bound_of(i) knows nothing of i.
 //
+// One rewrite is code, not a line of the table: split_by_divisor, a floordiv or floormod of
+// a sum whose terms come in any order (the table's patterns fix the shape of a sum), tried
+// after the table.
+//
 // Rules are tried in order and the first that matches wins, so the specific come before the
 // general (`(x + c1) + c2` before `(x + c1) + y`). Every rule makes the expression smaller
 // or moves immediates right and outward, so rewriting ends; the walk in simplify.cpp also
@@ -43,8 +47,10 @@
 
 #include "minic/passes/loop/simplify.h"
 
+#include <algorithm>
 #include <array>
 #include <functional>
+#include <numeric>
 
 namespace minic::loop::simplify_rules {
 namespace {
@@ -91,6 +97,14 @@ bool is_multiple(const Expr& e, int64_t d) {
   if (const Add* add = e.as<Add>()) return is_multiple(add->a, d) && is_multiple(add->b, d);
   if (const Sub* sub = e.as<Sub>()) return is_multiple(sub->a, d) && is_multiple(sub->b, d);
   return false;
+}
+
+// 0 <= a + b < c for every value of the variables.
+Condition sum_in_range(Pattern a, Pattern b, Pattern c) {
+  return [a, b, c](const Match& m) {
+    IntBound range = bound_of(Add::make(m[a], m[b]), *m.bounds);
+    return range.min >= 0 && range.max < m.value(c);
+  };
 }
 
 Condition multiple_of(Pattern e, Pattern c) {
@@ -237,11 +251,24 @@ const std::vector<Rule>& rule_table() {
       {index, floordiv(x * c1, c2), floordiv(x, c2 / c1), positive(c1) && divides(c1, c2)},
       {index, floordiv(x + y, c1), floordiv(x, c1) + floordiv(y, c1), multiple_of(x, c1)},
       {index, floordiv(x + y, c1), floordiv(x, c1) + floordiv(y, c1), multiple_of(y, c1)},
+      {index, floordiv((x + y) + z, c1), floordiv(x, c1) + floordiv(y + z, c1),
+       multiple_of(x, c1)},  // a flattened index: (i * 3136 + j * 56) + k
+      // A whole number of c1-sized steps plus less than one step, over c2 = n * c1 steps:
+      // (i * 3136 + r) / 12544 is i / 4 while 0 <= r < 3136.
+      {index, floordiv(x * c1 + y, c2), floordiv(x, c2 / c1),
+       positive(c1) && divides(c1, c2) && in_range(y, c1)},
+      {index, floordiv((x * c1 + y) + z, c2), floordiv(x, c2 / c1),
+       positive(c1) && divides(c1, c2) && sum_in_range(y, z, c1)},
       {index, floordiv(floordiv(x, c1), c2), floordiv(x, c1 * c2), positive(c1) && positive(c2)},
       {index, floordiv(x, c1), 0, positive(c1) && in_range(x, c1)},
       {index, floormod(x, c1), 0, multiple_of(x, c1)},
       {index, floormod(x + y, c1), floormod(y, c1), multiple_of(x, c1)},
       {index, floormod(x + y, c1), floormod(x, c1), multiple_of(y, c1)},
+      {index, floormod((x + y) + z, c1), floormod(y + z, c1), multiple_of(x, c1)},
+      {index, floormod(x * c1 + y, c2), floormod(x, c2 / c1) * c1 + y,
+       positive(c1) && divides(c1, c2) && in_range(y, c1)},
+      {index, floormod((x * c1 + y) + z, c2), floormod(x, c2 / c1) * c1 + (y + z),
+       positive(c1) && divides(c1, c2) && sum_in_range(y, z, c1)},
       {index, floormod(floormod(x, c1), c2), floormod(x, c2), positive(c2) && divides(c2, c1)},
       {index, floormod(x, c1), x, positive(c1) && in_range(x, c1)},
       {index, floordiv(x, c1) * c1 + floormod(x, c1), x, positive(c1)},
@@ -338,6 +365,82 @@ bool in_domain(Domain domain, const Expr& root) {
   return false;
 }
 
+// The terms of a sum, in order: (a + b) + c gives a, b, c.
+void add_terms(const Expr& expr, std::vector<Expr>& terms) {
+  if (const Add* add = expr.as<Add>()) {
+    add_terms(add->a, terms);
+    add_terms(add->b, terms);
+  } else {
+    terms.push_back(expr);
+  }
+}
+
+// The constant factor of a term: k of x * k, the value of an immediate, else 1.
+int64_t factor_of(const Expr& term) {
+  if (std::optional<int64_t> value = as_const_int(term)) return *value;
+  if (const Mul* mul = term.as<Mul>()) {
+    if (std::optional<int64_t> k = as_const_int(mul->b)) return *k;
+  }
+  return 1;
+}
+
+// term / d, for a term whose factor d divides.
+Expr divided(const Expr& term, int64_t d) {
+  if (std::optional<int64_t> value = as_const_int(term)) return IntImm::make(*value / d);
+  const Mul* mul = term.as<Mul>();
+  int64_t k = *as_const_int(mul->b) / d;
+  return k == 1 ? mul->a : Mul::make(mul->a, IntImm::make(k));
+}
+
+Expr sum_of(const std::vector<Expr>& terms) {
+  Expr sum = terms.front();
+  for (size_t t = 1; t < terms.size(); ++t) sum = Add::make(sum, terms[t]);
+  return sum;
+}
+
+// floordiv(s, c) and floormod(s, c) of a sum s, whatever the order of its terms: if the
+// terms other than a remainder r with 0 <= r < d are multiples of a d that divides c,
+//   floordiv(s, c) = floordiv(q, c / d)   and   floormod(s, c) = floormod(q, c / d) * d + r
+// with q = (s - r) / d. A flattened index split back into its parts does this:
+// floordiv(i * 50176 + l * 3136 + j * 56 + k, 12544) = floordiv(i * 16 + l, 4), for
+// j * 56 + k < 3136. The table's rules match sums of one shape; this takes any order.
+Expr split_by_divisor(const Expr& expr, const VarBounds& bounds) {
+  const bool is_div = expr.kind() == ExprKind::FloorDiv;
+  if (expr.type() != DataType::int64() || (!is_div && expr.kind() != ExprKind::FloorMod)) {
+    return {};
+  }
+  std::vector<Expr> operands = pass_util::operands_of(expr);
+  std::optional<int64_t> c = as_const_int(operands[1]);
+  std::vector<Expr> terms;
+  add_terms(operands[0], terms);
+  if (!c || *c <= 1 || terms.size() < 2) return {};
+  // Candidate steps d, largest first: the common part of c and each term's factor.
+  std::vector<int64_t> steps;
+  for (const Expr& term : terms) {
+    int64_t d = std::gcd(factor_of(term), *c);
+    if (d > 1) steps.push_back(d);
+  }
+  std::sort(steps.rbegin(), steps.rend());
+  for (int64_t d : steps) {
+    std::vector<Expr> whole;
+    std::vector<Expr> rest;
+    for (const Expr& term : terms) (factor_of(term) % d == 0 ? whole : rest).push_back(term);
+    if (whole.empty()) continue;
+    if (!rest.empty()) {
+      IntBound range = bound_of(sum_of(rest), bounds);
+      if (range.min < 0 || range.max >= d) continue;
+    }
+    std::vector<Expr> quotient_terms;
+    for (const Expr& term : whole) quotient_terms.push_back(divided(term, d));
+    Expr quotient = sum_of(quotient_terms);
+    Expr steps_per_c = IntImm::make(*c / d);
+    if (is_div) return *c == d ? quotient : FloorDiv::make(quotient, steps_per_c);
+    Expr high = Mul::make(FloorMod::make(quotient, steps_per_c), IntImm::make(d));
+    return rest.empty() ? high : Add::make(high, sum_of(rest));
+  }
+  return {};
+}
+
 }  // namespace
 
 Expr rewrite_root(const Expr& expr, const VarBounds& bounds) {
@@ -355,7 +458,7 @@ Expr rewrite_root(const Expr& expr, const VarBounds& bounds) {
     if (rule->when && !rule->when(m)) continue;
     return build(rule->after, m, expr.type());
   }
-  return {};
+  return split_by_divisor(expr, bounds);
 }
 
 }  // namespace minic::loop::simplify_rules

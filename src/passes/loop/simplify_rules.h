@@ -20,7 +20,9 @@ Expr fold_constant(const Expr& expr);
 // One rewrite of `expr` at its root, its operands being simplified already: the folded
 // constant if every operand is an immediate, else the constant that the bounds give an
 // index expression whose range is one value, else the first rule of the table that
-// matches. Null when nothing applies.
+// matches, else a floordiv or floormod of a sum in any order of its terms split by a step
+// that divides the divisor (split_by_divisor in simplify_rules.cpp). Null when nothing
+// applies.
 Expr rewrite_root(const Expr& expr, const VarBounds& bounds);
 
 }  // namespace minic::loop::simplify_rules

@@ -33,6 +33,10 @@
 //   elementwise  spatial loops only: the outer loops fused and run in parallel, the
 //                innermost vectorised when its extent is a multiple of the lanes.
 //
+// Before the rules, a copy block (its value one load: a reshape, a transpose, a layout
+// change) that only elementwise blocks read is inlined into them (inline_copies), so that
+// its data moves once.
+//
 // A rule that a primitive refuses (a shape it cannot tile) is dropped for that block, and
 // the block keeps the schedule it had: rules never make a kernel fail to compile.
 // Parallel loops are used only where there is enough work to pay for waking the threads.
@@ -203,6 +207,42 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
   }
 }
 
+// A copy block -- its value one load: a reshape, a transpose, a layout change -- whose
+// buffer only elementwise blocks read is inlined into them (compute_inline), so that the
+// data moves once, not twice: ShuffleNet's channel shuffle (Reshape, Transpose, Reshape)
+// and the layout change after it become one pass over the tensor.
+void inline_copies(Schedule& sch) {
+  for (const std::string& name : get_block_names(sch.func())) {
+    const Block& block = get_block(sch.func(), name);
+    const auto* store = block.body.as<loop::Store>();
+    if (!store || !store->value.as<loop::Load>() || block.writes.size() != 1) continue;
+    const loop::BufferNode* buffer = block.writes[0].buffer.get();
+    int readers = 0;
+    bool elementwise = true;
+    for (const std::string& other : get_block_names(sch.func())) {
+      const Block& reader = get_block(sch.func(), other);
+      bool reads = false;
+      for (const loop::BufferRegion& read : reader.reads) reads = reads || read.buffer.get() == buffer;
+      if (!reads || other == name) continue;
+      ++readers;
+      for (const loop::IterVar& iter : reader.iter_vars) {
+        elementwise = elementwise && iter.kind == loop::IterKind::spatial;
+      }
+    }
+    if (readers == 0 || !elementwise) continue;
+    Schedule attempt = sch;
+    try {
+      attempt.compute_inline(attempt.get_block(name));
+      sch = std::move(attempt);
+      explain::note("block {}: a copy, inlined into the elementwise blocks that read it", name);
+    } catch (const InternalError&) {
+      throw;  // a bug, not a refusal
+    } catch (const Error& refusal) {
+      explain::note("block {}: a copy, not inlined: {}", name, refusal.what());
+    }
+  }
+}
+
 void check_cpu(const Target& target) {
   if (!target.is_cpu()) fail("target {}: the default CPU rules need a CPU target", target.str());
 }
@@ -212,6 +252,7 @@ void check_cpu(const Target& target) {
 Schedule schedule_blocks(const loop::PrimFunc& func, const Target& target) {
   check_cpu(target);
   Schedule sch(func);
+  inline_copies(sch);
   for (const std::string& name : get_block_names(func)) {
     std::vector<std::string> left = get_block_names(sch.func());
     if (std::find(left.begin(), left.end(), name) == left.end()) continue;
