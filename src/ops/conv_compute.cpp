@@ -135,9 +135,10 @@ bool has_unit_dilations(const ConvAttributes& a) {
 // `width` wide, flattened: X sits at (r + pad_top, c + pad_left). Output position
 // (oh, ow) is flat position p = oh * width + ow, and tap (kh, kw) reads the copy at
 // p + kh * width + kw: an offset that moves one element per position, so the positions
-// vectorise. The columns ow >= W_out of each row are computed and thrown away; `width`
-// (at least W_out + KW - 1) is chosen so that the number of positions is a multiple of
-// one vector (position_multiple), which is what the GEMM rule's column tiles need.
+// vectorise. The columns ow >= W_out of each row (`width` is W_out + KW - 1) are computed
+// and thrown away, and so are the positions after the last row up to a multiple of two
+// vectors (position_multiple), which is what the GEMM rule's column tiles need: a 7 x 7
+// output is 49 positions computed as 64.
 //
 //   pad[n, c, q]       = X[n, c, q / width - pad_top, q % width - pad_left], 0 outside
 //   sum[n, m, p]       = sum over c, kh, kw of pad[n, c, p + kh * width + kw] * W[m, c, kh, kw]
@@ -165,13 +166,15 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
   const int64_t group_in = w.dim(1);             // input channels per group
   const int64_t group_out = w.dim(0) / a.group;  // output channels per group
   const int64_t out_rows = g.output[0];
-  int64_t width = g.output[1] + (g.kernel[1] - 1) / sw;
-  while ((out_rows * width) % position_multiple(ctx) != 0) ++width;
-  const int64_t rows = out_rows + (g.kernel[0] - 1) / sh;
-  // The last row's thrown-away columns read up to (kernel[1] - 1) / sw elements past its
-  // end.
-  const int64_t length = rows * width + (g.kernel[1] - 1) / sw;
-  const int64_t positions = out_rows * width;
+  const int64_t width = g.output[1] + (g.kernel[1] - 1) / sw;
+  // Whole pairs of vectors, so that the GEMM rule has a column tile of two vectors to
+  // choose (53 vectors would leave it one).
+  const int64_t multiple = 2 * position_multiple(ctx);
+  const int64_t positions = (out_rows * width + multiple - 1) / multiple * multiple;
+  // The thrown-away positions past the last row, and the last row's thrown-away columns,
+  // read up to ((kernel[0] - 1) / sh) * width + (kernel[1] - 1) / sw elements past the
+  // last position; the copy is zero there.
+  const int64_t length = positions + (g.kernel[0] - 1) / sh * width + (g.kernel[1] - 1) / sw;
 
   ComputeTensor padded = ctx.keep(ctx.compute(
       "pad", {x.dtype(), {x.dim(0), x.dim(1), sh * sw, length}}, [&](const Indices& i) {
