@@ -140,16 +140,20 @@ std::optional<BlockSpace> blocked_conv_space(Schedule& sch, const BlockRef& bloc
 }
 
 // The vector knob: no split, or one, two or four vectors (16, 32, 64 lanes with AVX-512).
+// One vector also where the extent is not a multiple of it (the last one shorter).
 BlockSpace elementwise_space(Schedule& sch, const std::string& name, const LoopRoles& roles,
                              const Target& target) {
   if (roles.spatial.empty()) return {};
   int64_t extent = schedule::extent_of(sch, roles.spatial.back());
   const int64_t lanes = schedule::vector_lanes(target);
+  // Whole vectors, or one vector with a shorter last one (as the default rule splits).
   Choices vectors = {{1}};
   for (int64_t tile : {lanes, 2 * lanes, 4 * lanes}) {
-    if (extent > 0 && extent % tile == 0) vectors.push_back({tile});
+    if (extent > 0 && (extent % tile == 0 || (tile == lanes && extent > lanes))) {
+      vectors.push_back({tile});
+    }
   }
-  int64_t vector = extent > 0 && extent % lanes == 0 ? lanes : 1;
+  int64_t vector = extent >= lanes ? lanes : 1;
   bool enough_work = schedule::product(sch, roles.spatial) >= schedule::kParallelMinWork;
   BlockSpace space;
   add_knob(space, name, "vector", vectors, {vector});

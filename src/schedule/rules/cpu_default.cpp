@@ -31,7 +31,8 @@
 //                reduction is not the innermost axis and that loop fills a vector, so
 //                LLVM can vectorise it.
 //   elementwise  spatial loops only: the outer loops fused and run in parallel, the
-//                innermost vectorised when its extent is a multiple of the lanes.
+//                innermost vectorised when its extent fills a vector (the last vector
+//                shorter where the extent is not a multiple of the lanes).
 //
 // Before the rules, a copy block (its value one load: a reshape, a transpose, a layout
 // change) that only elementwise blocks read is inlined into them (inline_copies), so that
@@ -188,14 +189,18 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
                             "fills a vector) and vectorised where it is whole vectors"
                           : "");
     } else {
-      // Split by one vector when the innermost extent is a multiple of its lanes.
+      // Split by one vector when the innermost extent fills one; where it is not a
+      // multiple of the lanes the split's guarded last vector is cut off by the
+      // partition-loops pass into a shorter vector (56: three of 16 and one of 8).
       int64_t extent = roles.spatial.empty() ? 0 : extent_of(attempt, roles.spatial.back());
-      bool whole_vectors = extent > 0 && extent % lanes == 0;
-      schedule_elementwise(attempt, roles, whole_vectors ? lanes : 1, /*parallel=*/true);
+      bool vectors = extent >= lanes;
+      schedule_elementwise(attempt, roles, vectors ? lanes : 1, /*parallel=*/true);
       explain::note("block {}: the elementwise rule, {}", name,
-                    whole_vectors ? fmt::format("vectors of {} lanes", lanes)
-                                  : fmt::format("no vectors (the innermost extent {} is not "
-                                                "a multiple of {} lanes)", extent, lanes));
+                    !vectors ? fmt::format("no vectors (the innermost extent {} is less than "
+                                           "{} lanes)", extent, lanes)
+                    : extent % lanes == 0 ? fmt::format("vectors of {} lanes", lanes)
+                                          : fmt::format("vectors of {} lanes, the last one "
+                                                        "shorter", lanes));
     }
     sch = std::move(attempt);
   } catch (const InternalError&) {
