@@ -154,13 +154,18 @@ std::optional<std::string> padding_writer(const loop::PrimFunc& func,
 // more (measured on ResNet-18).
 void inline_padding(Schedule& sch, const BlockRef& conv, int64_t reduction) {
   if (reduction > kMaxInlinedPaddingReduction) return;
+  // The names first: inlining replaces the function, and the block read here with it.
+  std::vector<std::string> paddings;
   const loop::Block& block = get_block(sch.func(), sch.block_name(conv.var));
   for (const loop::BufferRegion& read : block.reads) {
-    std::optional<std::string> padding = padding_writer(sch.func(), read.buffer.get());
-    if (!padding) continue;
+    if (std::optional<std::string> padding = padding_writer(sch.func(), read.buffer.get())) {
+      paddings.push_back(*padding);
+    }
+  }
+  for (const std::string& padding : paddings) {
     Schedule attempt = sch;
     try {
-      attempt.compute_inline(attempt.get_block(*padding));
+      attempt.compute_inline(attempt.get_block(padding));
       sch = std::move(attempt);
     } catch (const InternalError&) {
       throw;  // a bug, not a refusal
