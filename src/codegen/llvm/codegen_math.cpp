@@ -8,7 +8,8 @@
 //                                round is llvm.roundeven (half to even, like nearbyint)
 //   exp sigmoid erf (f32)        straight-line code in f32 below, no calls, so a vector
 //                                holds 16 lanes of it (AVX-512); within 2 f32 ulps (erf:
-//                                3)
+//                                3), but exp is 0 below -87 (the subnormal results, under
+//                                1.7e-38, flushed)
 //   tanh (f32)                   straight-line code in double below: (e - 1) / (e + 1)
 //                                loses digits near 0 that f32 could not spare; accurate to
 //                                a few double ulps, below one f32 ulp
@@ -30,7 +31,9 @@
 //      below 2e-16 relative for |r| <= 0.35), to degree 7 in f32 (below 6e-9, a tenth of
 //      an f32 ulp), in Horner form;
 //   3. e^x = e^r * 2^n, the power built from its exponent bits, in two halves so that
-//      results near overflow and in the subnormal range come out right.
+//      results near overflow and (in double) in the subnormal range come out right. In f32,
+//      x below -87 gives 0 (kExpFlushBelow): the subnormal results there, below 1.7e-38,
+//      would cost a microcode assist each on x86 without flush-to-zero.
 //
 // erf(x) of f64 is libm's. Of f32, with |x| clamped to 4 (beyond it erf rounds to +-1):
 //   - below |x| = 0.75, the Maclaurin series 2/sqrt(pi) sum_n (-1)^n x^(2n+1) / (n! (2n+1)),
@@ -69,6 +72,9 @@ constexpr int kExpDegree = 12;
 constexpr float kLn2HighF32 = 0.693359375f;     // ln 2 to 9 bits: n * it is exact in f32
 constexpr float kLn2LowF32 = -2.12194440e-4f;   // ln 2 - kLn2HighF32
 constexpr int kExpDegreeF32 = 7;
+// f32 e^x is computed as 0 below this: e^-87 = 1.6e-38, just above the smallest normal f32
+// (1.2e-38), so no step of the computation is subnormal.
+constexpr float kExpFlushBelow = -87.0f;
 constexpr int kMaxQuarterPower = 16;  // pow by roots for exponents k/4 with |k| up to this
 constexpr double kErfClamp = 4.0;
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
@@ -222,9 +228,13 @@ llvm::Value* CodeGen::emit_exp_f32(llvm::Value* x) {
   auto& B = builder_;
   llvm::Type* type = x->getType();
   auto constant = [&](double value) { return llvm::ConstantFP::get(type, value); };
-  // Beyond these e^x is inf or 0 in f32 (and 2^n stays a product of two normal halves).
+  // Above 89 e^x is inf in f32 (and 2^n stays a product of two normal halves). Below
+  // kExpFlushBelow the result is 0: computing a subnormal result (or one that underflows)
+  // costs a microcode assist of a hundred cycles or more on x86 cores without
+  // flush-to-zero, and an attention mask's -10000 sends half a softmax's row there.
   llvm::Value* clamped = B.CreateSelect(B.CreateFCmpOGT(x, constant(89.0)), constant(89.0), x);
-  clamped = B.CreateSelect(B.CreateFCmpOLT(clamped, constant(-104.0)), constant(-104.0), clamped);
+  llvm::Value* flushed = B.CreateFCmpOLT(x, constant(kExpFlushBelow));
+  clamped = B.CreateSelect(flushed, constant(kExpFlushBelow), clamped);
   llvm::Value* is_nan = B.CreateFCmpUNO(x, x);
   clamped = B.CreateSelect(is_nan, constant(0.0), clamped);
   // 1. x = n ln2 + r, with fused multiply-adds
@@ -252,6 +262,7 @@ llvm::Value* CodeGen::emit_exp_f32(llvm::Value* x) {
     return B.CreateBitCast(B.CreateShl(biased, llvm::ConstantInt::get(int_type, 23)), type);
   };
   llvm::Value* result = B.CreateFMul(B.CreateFMul(p, power_of_two(n1)), power_of_two(n2));
+  result = B.CreateSelect(flushed, constant(0.0), result);
   return B.CreateSelect(is_nan, x, result);
 }
 
