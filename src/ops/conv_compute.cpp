@@ -96,12 +96,13 @@ bool is_strided_pointwise(const ConvAttributes& a) {
          all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
 }
 
-// The flattened position count that column tiles divide: one vector of the target's f32
-// lanes (16 with AVX-512, 8 with AVX2), as the schedule rules count them. A GPU's rules
-// spread positions over threads, with a guard for the last block: no padding (1).
-int64_t position_multiple(const ComputeContext& ctx) {
+// The flattened position count that column tiles divide: `vectors` vectors of the
+// target's f32 lanes (16 with AVX-512, 8 with AVX2), as the schedule rules count them. A
+// GPU's rules spread positions over threads, with a guard for the last block: no padding
+// (1).
+int64_t position_multiple(const ComputeContext& ctx, int64_t vectors = 1) {
   if (ctx.target().is_cuda()) return 1;
-  return ctx.target().vector_lanes(DType::f32);
+  return vectors * ctx.target().vector_lanes(DType::f32);
 }
 
 // e * s, e / s and e % s (floor division) for a stride s, written plainly when s is 1, so
@@ -169,7 +170,7 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
   const int64_t width = g.output[1] + (g.kernel[1] - 1) / sw;
   // Whole pairs of vectors, so that the GEMM rule has a column tile of two vectors to
   // choose (53 vectors would leave it one).
-  const int64_t multiple = 2 * position_multiple(ctx);
+  const int64_t multiple = position_multiple(ctx, 2);
   const int64_t positions = (out_rows * width + multiple - 1) / multiple * multiple;
   // The thrown-away positions past the last row, and the last row's thrown-away columns,
   // read up to ((kernel[0] - 1) / sh) * width + (kernel[1] - 1) / sw elements past the

@@ -112,7 +112,7 @@ void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& r
 // weights hold too (a convolution in the blocked layout NCHWc): a register tile of T
 // positions by U channel vectors. The default rule takes blocked_conv_tile's choice, the
 // search space any of blocked_conv_tiles. Each fails where the block has no such shape
-// (and the rule where the tile does not divide its loops).
+// (and the rule where the tile's U does not divide the channel blocks or their groups).
 struct ConvTile {
   int64_t positions = 1;  // T
   int64_t channels = 1;   // U
@@ -130,6 +130,9 @@ void schedule_blocked_conv(Schedule& sch, const BlockRef& block, const LoopRoles
 // its iterations are neighbours); nullopt if none does.
 std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block,
                                         const std::vector<LoopRef>& loops);
+
+// The blocks of `func` that read `buffer`, in program order (each once).
+std::vector<std::string> readers_of(const loop::PrimFunc& func, const loop::BufferNode* buffer);
 
 // The row reduction rule, for a reduction whose innermost reduction loop reads its input
 // in memory order (a softmax's or a layer norm's row): that loop split by `vector` lanes,

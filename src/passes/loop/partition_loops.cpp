@@ -16,11 +16,12 @@
 //      the smallest q such that the guards are proven on [q, hi - 1] (a guard at the start,
 //      as padding makes); failing that, the first of the next kMaxHead points where they
 //      are proven (borders on both sides: the part after it then has a proven prefix).
-//   3. A cut is kept only where the guard-free part is at least as long as the rest, or
-//      the rest does nothing once simplified, or the loop has at most kMaxPeeled
-//      iterations (a tail or a head, not a long reduction's `if (k == 0)`, whose peeling
-//      would copy the whole body for one step). A short loop guarded in every iteration
-//      (the tiles of a narrow row, each at a border) has its first iteration peeled.
+//   3. A cut is kept only where the loop has at most kMaxPeeled iterations, or the rest
+//      does nothing once simplified, or -- outside the rest of an outer cut -- the
+//      guard-free part is at least as long as the rest (a tail or a head, not a long
+//      reduction's `if (k == 0)`, whose peeling would copy the whole body for one step).
+//      A short loop guarded in every iteration (the tiles of a narrow row, each at a
+//      border) has its first iteration peeled.
 //   4. If a cut c in (lo, hi) was found: the loop becomes `for v in lo..c` then
 //      `for v in c..hi`, the pair simplified under the ranges around it (which removes the
 //      proven guards, and the loops of one iteration), and the walk goes on inside the
@@ -153,21 +154,19 @@ class Partitioner : public IRMutator {
                                      node->annotations),
                            bounds_);
     };
-    Stmt first;
-    Stmt second;
+    // The rest: what follows a proven prefix, or precedes a proven suffix (or the first
+    // iteration, peeled).
+    Stmt rest;
     if (cut) {
       // The pass is for tails: a cut is kept where the loop is short, or the rest does
       // nothing, or (outside a rest) the guard-free part is at least as long as the rest.
       // A reduction's `if (k == 0) init` is proven on the first step alone, and peeling it
       // from a long loop would copy the whole body for one step.
-      first = part(*lo, cut->at);
-      second = part(cut->at, hi);
+      rest = cut->prefix ? part(cut->at, hi) : part(*lo, cut->at);
       const int64_t free_length = cut->prefix ? cut->at - *lo : hi - cut->at;
       const bool worth_a_copy = hi - *lo <= kMaxPeeled ||
                                 (!in_rest_ && free_length >= hi - *lo - free_length);
-      if (!does_nothing(cut->prefix ? second : first) && !worth_a_copy) {
-        cut.reset();
-      }
+      if (!worth_a_copy && !does_nothing(rest)) cut.reset();
     }
     if (!cut) {
       bounds_[var] = {*lo, hi - 1};
@@ -175,17 +174,16 @@ class Partitioner : public IRMutator {
       bounds_.erase(var);
       return result;
     }
-    // The rest (the shorter part, or the iteration peeled) keeps the guards of its long
-    // inner loops, cut only where a part does nothing: a border row is not copied again
-    // for each of its own borders.
-    Stmt& rest = cut->prefix ? second : first;
-    Stmt& main_part = cut->prefix ? first : second;
+    // The rest keeps the guards of its long inner loops, cut only where a part does
+    // nothing: a border row is not copied again for each of its own borders.
+    Stmt main_part = cut->prefix ? part(*lo, cut->at) : part(cut->at, hi);
     const bool was_in_rest = in_rest_;
     in_rest_ = true;
     rest = mutate(rest);
     in_rest_ = was_in_rest;
     main_part = mutate(main_part);
-    return pass_util::sequence({first, second});
+    return cut->prefix ? pass_util::sequence({main_part, rest})
+                       : pass_util::sequence({rest, main_part});
   }
 
  private:

@@ -177,6 +177,20 @@ void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& r
   if (parallel) parallelize(sch, outer, total_work);
 }
 
+std::vector<std::string> readers_of(const loop::PrimFunc& func, const loop::BufferNode* buffer) {
+  std::vector<std::string> readers;
+  for (const std::string& name : get_block_names(func)) {
+    const Block& block = get_block(func, name);
+    for (const loop::BufferRegion& read : block.reads) {
+      if (read.buffer.get() == buffer) {
+        readers.push_back(name);
+        break;
+      }
+    }
+  }
+  return readers;
+}
+
 std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block_ref,
                                         const std::vector<LoopRef>& loops) {
   const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));

@@ -116,21 +116,12 @@ std::optional<int64_t> group_size(Schedule& sch, const loop::Block& block, const
 // The block other than `except` that reads `buffer`, if exactly one does.
 std::optional<std::string> only_reader(const loop::PrimFunc& func, const loop::BufferNode* buffer,
                                        const std::string& except) {
-  std::optional<std::string> reader;
-  for (const std::string& name : get_block_names(func)) {
-    if (name == except) continue;
-    const loop::Block& block = get_block(func, name);
-    for (const loop::BufferRegion& read : block.reads) {
-      if (read.buffer.get() != buffer) continue;
-      if (reader && *reader != name) return std::nullopt;
-      reader = name;
-    }
-  }
-  return reader;
+  std::vector<std::string> readers = readers_of(func, buffer);
+  std::erase(readers, except);
+  if (readers.size() != 1) return std::nullopt;
+  return readers.front();
 }
 
-// Folds the one block that reads the copy-out's result (an epilogue) into the copy-out,
-// where reverse_compute_inline allows it; otherwise leaves the schedule as it was.
 // The block that writes `buffer` when its value is a select (zero borders around an
 // input: a padding stage), nullopt otherwise.
 std::optional<std::string> padding_writer(const loop::PrimFunc& func,
@@ -175,6 +166,8 @@ void inline_padding(Schedule& sch, const BlockRef& conv, int64_t reduction) {
   }
 }
 
+// Folds the one block that reads the copy-out's result (an epilogue) into the copy-out,
+// where reverse_compute_inline allows it; otherwise leaves the schedule as it was.
 void fold_epilogue(Schedule& sch, const BlockRef& copy) {
   const std::string copy_name = sch.block_name(copy.var);
   const loop::Block& block = get_block(sch.func(), copy_name);

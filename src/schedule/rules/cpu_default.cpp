@@ -221,20 +221,15 @@ void inline_copies(Schedule& sch) {
     const Block& block = get_block(sch.func(), name);
     const auto* store = block.body.as<loop::Store>();
     if (!store || !store->value.as<loop::Load>() || block.writes.size() != 1) continue;
-    const loop::BufferNode* buffer = block.writes[0].buffer.get();
-    int readers = 0;
-    bool elementwise = true;
-    for (const std::string& other : get_block_names(sch.func())) {
-      const Block& reader = get_block(sch.func(), other);
-      bool reads = false;
-      for (const loop::BufferRegion& read : reader.reads) reads = reads || read.buffer.get() == buffer;
-      if (!reads || other == name) continue;
-      ++readers;
-      for (const loop::IterVar& iter : reader.iter_vars) {
-        elementwise = elementwise && iter.kind == loop::IterKind::spatial;
-      }
-    }
-    if (readers == 0 || !elementwise) continue;
+    std::vector<std::string> readers = readers_of(sch.func(), block.writes[0].buffer.get());
+    std::erase(readers, name);
+    auto elementwise = [&](const std::string& reader) {
+      const std::vector<loop::IterVar>& iters = get_block(sch.func(), reader).iter_vars;
+      return std::all_of(iters.begin(), iters.end(), [](const loop::IterVar& iter) {
+        return iter.kind == loop::IterKind::spatial;
+      });
+    };
+    if (readers.empty() || !std::all_of(readers.begin(), readers.end(), elementwise)) continue;
     Schedule attempt = sch;
     try {
       attempt.compute_inline(attempt.get_block(name));

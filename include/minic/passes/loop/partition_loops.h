@@ -5,15 +5,20 @@
 // guard `io * 32 + ii < 100` on the block; the guard costs a compare and a branch in every
 // iteration, and stops vectorisation, although only the last outer iteration needs it.
 // This pass finds, for each loop with constant bounds (not bound to a GPU axis), the
-// guards inside its body that use its variable (if conditions and block predicates), and
-// the longest first part of its range on which the bounds of the variables prove every
-// such guard true (failing that, the longest last part), if that part is at least as long
-// as the rest (so a reduction's `if (k == 0)` is left alone). The loop becomes two loops
-// over the two ranges, each simplified under its own range (simplify.h): the guards vanish
-// from the main part, and a guard proven false in the rest removes what it guards. The
-// parts are partitioned again, so a two-level tail splits at both levels. A loop bound directly to a
-// block's iteration variable (`v = spatial(10) i`) is not cut, since the verifier requires
-// it to cover the block's domain; run lower-blocks first to cut it.
+// guards inside its body that use its variable (if conditions, block predicates and select
+// conditions, conjunct by conjunct), and the longest first part of its range on which the
+// bounds of the variables prove every such guard true (failing that, the longest last
+// part; failing that, a point near the start from which they hold, for borders on both
+// sides). The loop becomes two loops over the two ranges, each simplified under its own
+// range (simplify.h): the guards vanish from the guard-free part, and a guard proven false
+// in the rest removes what it guards. A cut is kept where the guard-free part is at least
+// as long as the rest, where the rest does nothing, or where the loop is short (at most 4
+// iterations: then a loop guarded in every iteration is peeled), so that a reduction's
+// `if (k == 0)` is left alone. The parts are partitioned again, inside a rest only short
+// loops and cuts that leave a part doing nothing, so a two-level tail splits at both
+// levels while a border row is not copied again for its own borders. A loop bound directly
+// to a block's iteration variable (`v = spatial(10) i`) is not cut, since the verifier
+// requires it to cover the block's domain; run lower-blocks first to cut it.
 //
 // Invariant: the same iterations run in the same order; the function still verifies.
 //
