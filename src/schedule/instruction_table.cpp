@@ -141,10 +141,14 @@ std::vector<PrimitiveEntry> make_table() {
          a.expect_count(2);
          return {BlockResult{decompose_reduction(f, a.block(0), a.loop(1))}};
        }},
-      {"rfactor", "rfactor(block, loop, \"scope\")",
+      {"rfactor", "rfactor(block, loop, \"scope\"[, factor_axis])",
        [](PrimFunc& f, Args a) -> Results {
-         a.expect_count(3);
-         return {BlockResult{rfactor(f, a.block(0), a.loop(1), parse_scope("rfactor", a.text(2)))}};
+         a.expect_count(3, true);
+         if (a.size() > 4) fail("rfactor: takes 3 or 4 arguments, not {}", a.size());
+         std::optional<int> axis;
+         if (a.size() == 4) axis = as_int("rfactor", a.integer(3));
+         return {BlockResult{
+             rfactor(f, a.block(0), a.loop(1), parse_scope("rfactor", a.text(2)), axis)}};
        }},
       {"storage_align", "storage_align(block, write_index, axis, factor, offset)",
        [](PrimFunc& f, Args a) -> Results {

@@ -41,7 +41,10 @@
 //
 // Algorithm:
 //   1. check the preconditions;
-//   2. the partials' buffer `<B>_rf` of `scope`: B's spatial extents, then `loop`'s;
+//   2. the partials' buffer `<B>_rf` of `scope`: B's spatial extents with `loop`'s
+//      inserted at `factor_axis` (by default after them: rf[vi, vr] above; at 0,
+//      rf[vr, vi], each partial a whole row of B, which a loop over vr run in parallel
+//      fills row by row -- a matrix-vector product split along k, one row per thread);
 //   3. the rf block in place of the block, under the same loops: its spatial variables,
 //      a spatial variable for `loop` and a reduction variable for each other reduction
 //      loop (bound to those loops), the reduction variables in its body replaced by their
@@ -180,7 +183,7 @@ std::vector<const For*> reduction_loops(const Block& block, const std::vector<St
 // Step 4: the block reducing the partials, under copies of the loops from the nest's
 // root (path[root]) down that feed its spatial variables, and a loop over the partials.
 Stmt total_nest(const Block& block, const std::vector<Stmt>& path, size_t root,
-                const Reduction& reduction, const loop::Buffer& partials) {
+                const Reduction& reduction, const loop::Buffer& partials, int axis) {
   loop::VarMap renamed;
   std::vector<const For*> copied;
   std::unordered_set<const Var*> reduction_loops;
@@ -205,14 +208,14 @@ Stmt total_nest(const Block& block, const std::vector<Stmt>& path, size_t root,
   }
   Expr partial_loop = Var::make("ax_r");
   Expr r = Var::make("r");
-  int64_t count = partials->shape.back();
+  int64_t count = partials->shape[axis];
   total.iter_vars.push_back({r, count, loop::IterKind::reduce, partial_loop});
   std::vector<Expr> indices;
   for (const Expr& index : reduction.update->indices) {
     indices.push_back(iter_map.at(index.as<Var>()));
   }
   std::vector<Expr> partial_indices = indices;
-  partial_indices.push_back(r);
+  partial_indices.insert(partial_indices.begin() + axis, r);
   const loop::Buffer& output = reduction.update->buffer;
   total.body = loop::Store::make(output, indices,
                                  combine(reduction.combine, loop::Load::make(output, indices),
@@ -246,7 +249,7 @@ Stmt total_nest(const Block& block, const std::vector<Stmt>& path, size_t root,
 }  // namespace
 
 std::string rfactor(PrimFunc& func, const std::string& block_name, const Expr& loop_var,
-                    MemoryScope scope) {
+                    MemoryScope scope, std::optional<int> factor_axis) {
   std::vector<Stmt> path = block_path(func, block_name, kPrimitive);
   const Block& block = *path.back().as<Block>();
   const For& factor = *loop_path(func, loop_var, kPrimitive).back().as<For>();
@@ -264,7 +267,12 @@ std::string rfactor(PrimFunc& func, const std::string& block_name, const Expr& l
       if (iter.var.same_as(index)) shape.push_back(iter.extent);
     }
   }
-  shape.push_back(factor_extent);
+  const int axis = factor_axis.value_or(static_cast<int>(shape.size()));
+  if (axis < 0 || axis > static_cast<int>(shape.size())) {
+    fail("{}: factor axis {} of block {}'s partials is not in 0..{}", kPrimitive, axis,
+         block.name, shape.size());
+  }
+  shape.insert(shape.begin() + axis, factor_extent);
   std::string rf_name = unique_buffer_name(func, output->name + "_rf");
   loop::Buffer partials = loop::BufferNode::make(rf_name, output->dtype, shape, scope);
 
@@ -291,7 +299,7 @@ std::string rfactor(PrimFunc& func, const std::string& block_name, const Expr& l
     reduction_values[iter.var.as<Var>()] = loop::substitute(iter.binding, loop_to_iter);
   }
   std::vector<Expr> rf_indices = spatial_vars;
-  rf_indices.push_back(factor_var);
+  rf_indices.insert(rf_indices.begin() + axis, factor_var);
   Expr own = loop::Load::make(partials, rf_indices);
   Expr value = loop::substitute(reduction.value, reduction_values);
   bool reduces = loops.size() > 1;  // else each partial has one term: start + value
@@ -309,7 +317,7 @@ std::string rfactor(PrimFunc& func, const std::string& block_name, const Expr& l
 
   // 4. The block over the partials, after the nest that holds the block alone.
   size_t root = nest_root_index(path);
-  Stmt nest = total_nest(block, path, root, reduction, partials);
+  Stmt nest = total_nest(block, path, root, reduction, partials, axis);
   std::vector<Stmt> new_path = path_to_block(body, rf_block);
   new_path.resize(root + 1);
   body = insert_beside(body, new_path, nest, /*after=*/true);

@@ -190,8 +190,11 @@ BlockRef Schedule::decompose_reduction(const BlockRef& block, const LoopRef& loo
   return {call("decompose_reduction", {var(block), var(loop)}).at(0)};
 }
 
-BlockRef Schedule::rfactor(const BlockRef& block, const LoopRef& loop, const std::string& scope) {
-  return {call("rfactor", {var(block), var(loop), scope}).at(0)};
+BlockRef Schedule::rfactor(const BlockRef& block, const LoopRef& loop, const std::string& scope,
+                           std::optional<int> factor_axis) {
+  std::vector<TraceArg> args = {var(block), var(loop), scope};
+  if (factor_axis) args.push_back(int64_t{*factor_axis});
+  return {call("rfactor", args).at(0)};
 }
 void Schedule::storage_align(const BlockRef& block, int write_index, int axis, int64_t factor,
                              int64_t offset) {

@@ -216,6 +216,12 @@ TEST_CASE("rfactor keeps the results of a sum, a maximum and a softmax's row", "
   CHECK(rfactor(split, "S", parts[1], loop::MemoryScope::global) == "S_rf");
   CHECK_THAT(loop::print_func(split), Contains("S_rf: f32[16,8]"));
   require_same_outputs(row_sum, split);
+  // The partials' axis first: each of the 8 partials a row of 16.
+  PrimFunc first = row_sum;
+  std::vector<Expr> first_parts = schedule::split(first, loop_of(first, "S", 1), {-1, 8});
+  rfactor(first, "S", first_parts[1], loop::MemoryScope::global, 0);
+  CHECK_THAT(loop::print_func(first), Contains("S_rf: f32[8,16]"));
+  require_same_outputs(row_sum, first);
 
   PrimFunc softmax = parse_func(kernels::kSoftmaxKernel);
   PrimFunc factored = softmax;

@@ -32,6 +32,13 @@
 namespace minic::schedule {
 
 inline constexpr int64_t kParallelMinWork = 16384;  // iterations below which threads do not pay
+// A reduction is split among threads (schedule_reduction) into at most kMaxReductionParts
+// runs of at least kMinReductionPart iterations, where the nest has kMinSplitWork
+// iterations: below, a matrix-vector product's matrix (2 MB) sits in the caches and the
+// partial results cost what the threads save.
+inline constexpr int64_t kMaxReductionParts = 16;
+inline constexpr int64_t kMinReductionPart = 64;
+inline constexpr int64_t kMinSplitWork = int64_t{1} << 19;
 
 // The f32 lanes of one vector register of a CPU target: the rules count vector tiles in
 // them whatever the element type (16 with AVX-512, 8 with AVX2).
@@ -103,9 +110,18 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
 // spatial loop moved inside the reduction loops (unit stride in the output) and, where its
 // extent is a multiple of `vector` lanes (more than 1), split by them and vectorised, in
 // the update and the init (a pool over blocked channels: one vector of 16 per window
-// element); with `parallel`, the spatial loops outside parallelised.
-void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles, bool inner,
-                        int64_t vector, bool parallel);
+// element); with `parallel`, the spatial loops outside parallelised -- or, where the
+// innermost is the only one with more than one iteration (a matrix-vector product, M = 1),
+// the outermost reduction loop split into reduction_parts runs whose partial results
+// (rfactor) are computed in parallel and added after. Returns the number of runs (1: the
+// reduction is not split).
+int64_t schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                           bool inner, int64_t vector, bool parallel);
+
+// How many runs a reduction loop of `extent` iterations is split into to share it among
+// threads: the most, a power of two up to kMaxReductionParts, that divide it into runs of
+// at least kMinReductionPart iterations; 1 if none does.
+int64_t reduction_parts(int64_t extent);
 
 // The blocked convolution rule (src/schedule/rules/cpu_conv.cpp), for a multiply-
 // accumulate whose innermost output axis is one or two vectors of channels that the

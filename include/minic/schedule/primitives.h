@@ -21,6 +21,7 @@
 
 #include "minic/ir/loop/stmt.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,9 +96,10 @@ void reverse_compute_inline(PrimFunc& func, const std::string& block);
 
 // Splits a reduction into partial results over `loop` (one of its reduction loops), in
 // a new buffer of `scope` that a new block fills, and the block's reduction of those
-// partials after it. Returns the new block's name.
+// partials after it. The partials' buffer has B's axes with `loop`'s inserted at
+// `factor_axis` (by default the last). Returns the new block's name.
 std::string rfactor(PrimFunc& func, const std::string& block, const Expr& loop,
-                    MemoryScope scope);
+                    MemoryScope scope, std::optional<int> factor_axis = std::nullopt);
 
 // Splits a reduction block's init out into a block of its own, placed just before
 // `loop` (a loop above the block's first reduction loop). Returns the init block's name.

@@ -25,6 +25,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,8 @@ class Schedule {
   void compute_inline(const BlockRef& block);
   void reverse_compute_inline(const BlockRef& block);
   BlockRef decompose_reduction(const BlockRef& block, const LoopRef& loop);
-  BlockRef rfactor(const BlockRef& block, const LoopRef& loop, const std::string& scope);
+  BlockRef rfactor(const BlockRef& block, const LoopRef& loop, const std::string& scope,
+                   std::optional<int> factor_axis = std::nullopt);
   void storage_align(const BlockRef& block, int write_index, int axis, int64_t factor,
                      int64_t offset);
 

@@ -153,8 +153,56 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
   }
 }
 
-void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles, bool inner,
-                        int64_t vector, bool parallel) {
+namespace {
+
+// The innermost loop of each block split by `vector` lanes (when its extent is more than
+// one vector) and vectorised.
+void vectorize_innermost(Schedule& sch, const std::vector<BlockRef>& blocks, int64_t extent,
+                         int64_t vector) {
+  for (const BlockRef& part : blocks) {
+    LoopRef lanes = innermost_loops(sch, part, 1)[0];
+    if (extent > vector) lanes = sch.split(lanes, {-1, vector})[1];
+    sch.vectorize(lanes);
+  }
+}
+
+// No spatial loop outside the reduction to share among threads (a matrix-vector product,
+// its loops [outer..., k, j] with the outer ones of one iteration): the outermost
+// reduction loop is split into `parts` runs, each summed into a row of partial results of
+// its own (rfactor at axis 0) in parallel, and the rows are added after by the block
+// itself, under the same rule, serial. Each run of a matrix-vector product reads a
+// contiguous block of the matrix.
+void split_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles, int64_t parts,
+                     int64_t vector) {
+  const size_t outer = roles.spatial.size() - 1;
+  const int64_t extent = extent_of(sch, roles.spatial.back());
+  std::vector<LoopRef> runs = sch.split(roles.reduce.front(), {parts, -1});
+  BlockRef partials = sch.rfactor(block, runs[0], "global", 0);
+  std::vector<LoopRef> loops = sch.get_loops(partials);
+  BlockRef init = sch.decompose_reduction(partials, loops[outer + 1]);
+  if (vector > 1) vectorize_innermost(sch, {partials, init}, extent, vector);
+  sch.parallel(loops[outer]);
+  std::vector<LoopRef> total_loops = sch.get_loops(block);
+  schedule_reduction(sch, block, loop_roles(sch, block, total_loops), /*inner=*/true, vector,
+                     /*parallel=*/false);
+}
+
+bool all_single(Schedule& sch, const std::vector<LoopRef>& loops) {
+  return std::all_of(loops.begin(), loops.end(),
+                     [&](const LoopRef& loop) { return extent_of(sch, loop) <= 1; });
+}
+
+}  // namespace
+
+int64_t reduction_parts(int64_t extent) {
+  for (int64_t parts = kMaxReductionParts; parts >= 2; parts /= 2) {
+    if (extent % parts == 0 && extent / parts >= kMinReductionPart) return parts;
+  }
+  return 1;
+}
+
+int64_t schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                           bool inner, int64_t vector, bool parallel) {
   if (roles.reduce.empty()) fail("no reduction loop");
   int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
   std::vector<LoopRef> outer = roles.spatial;
@@ -165,16 +213,26 @@ void schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& r
     order.push_back(roles.spatial.back());
     sch.reorder(order);
   }
-  BlockRef init = sch.decompose_reduction(block, roles.reduce.front());
   const int64_t extent = roles.spatial.empty() ? 0 : extent_of(sch, roles.spatial.back());
-  if (inner && vector > 1 && extent > 0 && extent % vector == 0) {
-    for (const BlockRef& part : {block, init}) {
-      LoopRef lanes = innermost_loops(sch, part, 1)[0];
-      if (extent > vector) lanes = sch.split(lanes, {-1, vector})[1];
-      sch.vectorize(lanes);
+  const bool vectors = inner && vector > 1 && extent > 0 && extent % vector == 0;
+  const int64_t parts = reduction_parts(extent_of(sch, roles.reduce.front()));
+  if (parallel && inner && extent > 0 && total_work >= kMinSplitWork &&
+      all_single(sch, outer) && parts > 1) {
+    Schedule attempt = sch;
+    try {
+      split_reduction(attempt, block, roles, parts, vectors ? vector : 1);
+      sch = std::move(attempt);
+      return parts;
+    } catch (const InternalError&) {
+      throw;  // a bug, not a refusal
+    } catch (const Error&) {
+      // rfactor refuses this reduction (its body is not B = B + value): kept serial.
     }
   }
+  BlockRef init = sch.decompose_reduction(block, roles.reduce.front());
+  if (vectors) vectorize_innermost(sch, {block, init}, extent, vector);
   if (parallel) parallelize(sch, outer, total_work);
+  return 1;
 }
 
 std::vector<std::string> readers_of(const loop::PrimFunc& func, const loop::BufferNode* buffer) {

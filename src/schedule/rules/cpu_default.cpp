@@ -25,11 +25,13 @@
 //                (softmax's max and sum, a layer norm's statistics): that loop split by
 //                one vector and rfactor'ed, so each lane keeps a partial result and the
 //                partials accumulate as one vector, combined after the row;
-//   reduction    other reductions (pooling, ReduceMean over an outer axis): the init
-//                split out, the spatial loops outside the reduction run in parallel, and
-//                the innermost spatial loop moved inside the reduction loops when the
-//                reduction is not the innermost axis and that loop fills a vector, so
-//                LLVM can vectorise it.
+//   reduction    other reductions (pooling, ReduceMean over an outer axis, a matrix-
+//                vector product): the init split out, the spatial loops outside the
+//                reduction run in parallel, and the innermost spatial loop moved inside
+//                the reduction loops when the reduction is not the innermost axis and
+//                that loop fills a vector, so LLVM can vectorise it. Where no loop is left
+//                outside to run in parallel (M = 1), the reduction is split into runs,
+//                each summed into partial results of its own in parallel (rfactor).
 //   elementwise  spatial loops only: the outer loops fused and run in parallel, the
 //                innermost vectorised when its extent fills a vector (the last vector
 //                shorter where the extent is not a multiple of the lanes).
@@ -129,6 +131,20 @@ void schedule_default_blocked_conv(Schedule& sch, const BlockRef& block, const L
   schedule_blocked_conv(sch, block, roles, target, blocked_conv_tile(sch, block, roles, target));
 }
 
+// What the reduction rule did, for `minic explain`.
+std::string reduction_note(bool inner, int64_t parts) {
+  std::string note;
+  if (inner) {
+    note += ", the innermost spatial loop moved inside the reduction (it fills a vector) and "
+            "vectorised where it is whole vectors";
+  }
+  if (parts > 1) {
+    note += fmt::format("; no outer spatial loop to run in parallel, so the reduction is split "
+                        "into {} runs summed in parallel into rows of partial results", parts);
+  }
+  return note;
+}
+
 // Applies the rule for one block; on a refusal the schedule is left as it was. Each
 // choice and refusal is noted for `minic explain` (minic/support/explain.h).
 void schedule_block(Schedule& sch, const std::string& name, const Target& target) {
@@ -183,11 +199,8 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
       }
       // The innermost spatial loop goes inside the reduction when it fills a vector.
       bool inner = !roles.spatial.empty() && extent_of(attempt, roles.spatial.back()) >= lanes;
-      schedule_reduction(attempt, block, roles, inner, lanes, /*parallel=*/true);
-      explain::note("block {}: the reduction rule{}", name,
-                    inner ? ", the innermost spatial loop moved inside the reduction (it "
-                            "fills a vector) and vectorised where it is whole vectors"
-                          : "");
+      int64_t parts = schedule_reduction(attempt, block, roles, inner, lanes, /*parallel=*/true);
+      explain::note("block {}: the reduction rule{}", name, reduction_note(inner, parts));
     } else {
       // Split by one vector when the innermost extent fills one; where it is not a
       // multiple of the lanes the split's guarded last vector is cut off by the
