@@ -68,15 +68,15 @@ void check_point(const loop::PrimFunc& func, const std::vector<Knob>& knobs,
 }
 
 // `func` scheduled block by block with the point's values.
-// A block that an earlier block's rule folded into its own (the blocked convolution rule
-// takes the epilogue after it) is skipped, as default_cpu_schedule skips it.
+// A block that an earlier block's rule took (the blocked convolution rule takes the
+// epilogue after it) is skipped, as default_cpu_schedule skips it.
 schedule::Schedule schedule_point(const loop::PrimFunc& func, const Decisions& point,
                                   const Target& target) {
   schedule::Schedule sch(func);
   for (const std::string& name : schedule::get_block_names(func)) {
-    std::vector<std::string> left = schedule::get_block_names(sch.func());
-    if (std::find(left.begin(), left.end(), name) == left.end()) continue;
-    apply_block_rule(sch, name, point, target);
+    if (!schedule::taken_by_earlier_rule(sch.func(), name)) {
+      apply_block_rule(sch, name, point, target);
+    }
   }
   return sch;
 }
@@ -105,8 +105,7 @@ SearchSpace::SearchSpace(loop::PrimFunc func, const Target& target)
   }
   schedule::Schedule sch(func_);
   for (const std::string& name : schedule::get_block_names(func_)) {
-    std::vector<std::string> left = schedule::get_block_names(sch.func());
-    if (std::find(left.begin(), left.end(), name) == left.end()) continue;  // folded
+    if (schedule::taken_by_earlier_rule(sch.func(), name)) continue;
     BlockSpace block = block_space(sch, name, target_);
     knobs_.insert(knobs_.end(), block.knobs.begin(), block.knobs.end());
     default_point_.insert(block.default_values.begin(), block.default_values.end());

@@ -115,9 +115,10 @@ BlockSpace reduction_space(Schedule& sch, const BlockRef& block, const std::stri
   return space;
 }
 
-// The blocked convolution rule's register tile, [T, U] (block_roles.h): every tile that
-// fits the registers, the default rule's choice by default. Nullopt for a block the rule
-// does not take.
+// The blocked convolution rule's register tile and form, [T, U, chunk] (block_roles.h):
+// every tile that fits the registers, in the tile form (chunk 0) and, where the output
+// plane is small, the plane form too; the default rule's choice by default. Nullopt for a
+// block the rule does not take.
 std::optional<BlockSpace> blocked_conv_space(Schedule& sch, const BlockRef& block,
                                              const std::string& name, const LoopRoles& roles,
                                              const Target& target) {
@@ -132,9 +133,10 @@ std::optional<BlockSpace> blocked_conv_space(Schedule& sch, const BlockRef& bloc
     return std::nullopt;
   }
   Choices choices;
-  for (const schedule::ConvTile& t : tiles) choices.push_back({t.positions, t.channels});
+  for (const schedule::ConvTile& t : tiles) choices.push_back({t.positions, t.channels, t.chunk});
   BlockSpace space;
-  add_knob(space, name, "conv_tile", std::move(choices), {tile.positions, tile.channels});
+  add_knob(space, name, "conv_tile", std::move(choices),
+           {tile.positions, tile.channels, tile.chunk});
   schedule::schedule_blocked_conv(sch, block, roles, target, tile);
   return space;
 }
@@ -195,7 +197,8 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
     if (roles.mixed) return;
     if (has_knob(point, name, "conv_tile")) {
       const std::vector<int64_t>& tile = value_of(point, name, "conv_tile");
-      schedule::schedule_blocked_conv(attempt, block, roles, target, {tile.at(0), tile.at(1)});
+      schedule::schedule_blocked_conv(attempt, block, roles, target,
+                                      {tile.at(0), tile.at(1), tile.size() > 2 ? tile.at(2) : 0});
     } else if (has_knob(point, name, "tile_j")) {
       schedule_gemm_point(attempt, block, roles, name, point);
     } else if (has_knob(point, name, "inner")) {

@@ -94,6 +94,21 @@ graph block(%x: f32[1,32,14,14]) -> (%y: f32[1,32,14,14]) opset 17 {
                  "nchwcconv");
 }
 
+// A 1 x 1 convolution of 128 to 256 channels on a 7 x 7 plane, in the blocked layout: the
+// blocked convolution rule takes the plane form.
+loop::PrimFunc plane_conv_kernel() {
+  return lowered(R"(
+graph plane(%x: f32[1,128,7,7]) -> (%y: f32[1,256,7,7]) opset 17 {
+  %w = const f32[256,128,1,1] splat<0.01>
+  %b = const f32[256] splat<0.5>
+  %c = Conv(%x, %w, %b)
+  %y = Relu(%c)
+  return %y
+}
+)",
+                 "nchwcconv");
+}
+
 // Softmax of 32 rows of 512: enough work for parallel rows.
 loop::PrimFunc softmax_kernel() {
   return lowered(R"(
@@ -291,6 +306,7 @@ TEST_CASE("the default schedule is a point of the space", "[autotune_space]") {
   }
   SECTION("conv") { check_default_point(conv_relu_kernel(), true); }
   SECTION("blocked conv") { check_default_point(blocked_conv_kernel(), true); }
+  SECTION("blocked conv in the plane form") { check_default_point(plane_conv_kernel(), true); }
   SECTION("softmax") { check_default_point(softmax_kernel(), false); }
   SECTION("softmax of the schedule tests") {
     check_default_point(parse_func(schedule::test::kSoftmaxKernel), false);
@@ -315,16 +331,31 @@ TEST_CASE("each block of a kernel gets the knobs of its kind", "[autotune_space]
   CHECK(knob_named(SearchSpace(conv, testing::avx512()), blocks[1] + ".pack").choices.size() == 1);
 
   // The blocked convolution: the register tile (T positions by U channel vectors, every
-  // one that fits the 24 accumulators of AVX-512, T balanced for the 14 positions: 5 is
-  // three tiles of 5, 5 and 4, and 6 would be three as well), its Relu folded away.
+  // one that fits the 28 accumulators of AVX-512, T balanced for the 14 positions: 5 is
+  // three tiles of 5, 5 and 4, and 6 would be three as well), in the tile form (chunk 0:
+  // its 2 channel blocks make too few groups for the plane form), its Relu folded away.
   loop::PrimFunc blocked = blocked_conv_kernel();
   SearchSpace blocked_space(blocked, testing::avx512());
   CHECK(knob_names(blocked_space) == std::set<std::string>{"pad.vector", "pad.parallel",
                                                            "conv.conv_tile"});
-  CHECK(knob_named(blocked_space, "conv.conv_tile").choices ==
-        std::vector<std::vector<int64_t>>{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {7, 1},
-                                          {14, 1}, {1, 2}, {2, 2}, {3, 2}, {4, 2}, {5, 2},
-                                          {7, 2}});
+  std::vector<std::vector<int64_t>> tiles;
+  for (int64_t u : {1, 2}) {
+    for (int64_t t : {1, 2, 3, 4, 5, 7, 14}) {
+      tiles.push_back({t, u, 0});
+    }
+  }
+  CHECK(knob_named(blocked_space, "conv.conv_tile").choices == tiles);
+  // A 7 x 7 plane of 256 channels: each tile in both forms where its groups allow the
+  // plane form (passes of 4 input channel blocks: 16 KB of 1 x 1 weights for U = 4), the
+  // plane form's 7 x 4 tile by default; the Relu taken into the plane's loop nest.
+  SearchSpace plane_space(plane_conv_kernel(), testing::avx512());
+  CHECK(knob_names(plane_space) == std::set<std::string>{"conv.conv_tile"});
+  const Knob& plane_tile = knob_named(plane_space, "conv.conv_tile");
+  CHECK(std::count(plane_tile.choices.begin(), plane_tile.choices.end(),
+                   std::vector<int64_t>{7, 4, 0}) == 1);
+  CHECK(std::count(plane_tile.choices.begin(), plane_tile.choices.end(),
+                   std::vector<int64_t>{7, 4, 4}) == 1);
+  CHECK(plane_space.default_point().at("conv.conv_tile") == std::vector<int64_t>{7, 4, 4});
 
   // Rows reduced along memory order: the row reduction rule, or not.
   SearchSpace softmax(parse_func(schedule::test::kSoftmaxKernel), testing::avx512());

@@ -126,12 +126,15 @@ int64_t reduction_parts(int64_t extent);
 // The blocked convolution rule (src/schedule/rules/cpu_conv.cpp), for a multiply-
 // accumulate whose innermost output axis is one or two vectors of channels that the
 // weights hold too (a convolution in the blocked layout NCHWc): a register tile of T
-// positions by U channel vectors. The default rule takes blocked_conv_tile's choice, the
-// search space any of blocked_conv_tiles. Each fails where the block has no such shape
+// positions by U channel vectors, in the tile form or, for a small output plane, the
+// plane form. The default rule takes blocked_conv_tile's choice, the search space any of
+// blocked_conv_tiles. Each fails where the block has no such shape
 // (and the rule where the tile's U does not divide the channel blocks or their groups).
 struct ConvTile {
   int64_t positions = 1;  // T
   int64_t channels = 1;   // U
+  int64_t chunk = 0;      // input channel blocks a pass of the plane form reduces (0: the
+                          // tile form, every tile reducing them all)
   bool operator==(const ConvTile&) const = default;
 };
 std::vector<ConvTile> blocked_conv_tiles(Schedule& sch, const BlockRef& block,
@@ -146,6 +149,12 @@ void schedule_blocked_conv(Schedule& sch, const BlockRef& block, const LoopRoles
 // its iterations are neighbours); nullopt if none does.
 std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block,
                                         const std::vector<LoopRef>& loops);
+
+// True when a rule applied to an earlier block took block `name`: folded it into its own
+// (the blocked convolution rule's epilogue in the tile form) or moved it into its loop
+// nest (the epilogue of the plane form: a loop above it is no longer serial). The default
+// rules and the search space then leave it as it is.
+bool taken_by_earlier_rule(const loop::PrimFunc& func, const std::string& name);
 
 // The blocks of `func` that read `buffer`, in program order (each once).
 std::vector<std::string> readers_of(const loop::PrimFunc& func, const loop::BufferNode* buffer);

@@ -235,6 +235,15 @@ int64_t schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles
   return 1;
 }
 
+bool taken_by_earlier_rule(const loop::PrimFunc& func, const std::string& name) {
+  std::vector<std::string> left = get_block_names(func);
+  if (std::find(left.begin(), left.end(), name) == left.end()) return true;
+  for (const loop::For* node : loops_on_path(block_path(func, name, "default schedule"))) {
+    if (node->for_kind != loop::ForKind::serial) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> readers_of(const loop::PrimFunc& func, const loop::BufferNode* buffer) {
   std::vector<std::string> readers;
   for (const std::string& name : get_block_names(func)) {

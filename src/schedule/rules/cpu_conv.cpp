@@ -10,9 +10,9 @@
 // vector of weights. A tile of T neighbouring positions (along ow) by U channel blocks
 // (along mb) keeps T * U vector accumulators in registers and, per step, loads T input
 // values and U weight vectors for T * U multiply-adds; the rule picks the tile with the
-// most multiply-adds per load whose accumulators fit the target's registers (U dividing
-// the channel blocks; T need not divide the positions: the split's guard is cut off by
-// the partition-loops pass into a last, shorter tile):
+// most multiply-adds per load whose accumulators fit the target's registers, less
+// kSpareRegisters (U dividing the channel blocks; T need not divide the positions: the
+// split's guard is cut off by the partition-loops pass into a last, shorter tile):
 //
 //   parallel n, mb.0, oh   ow.0          (the first of them with more than one iteration)
 //     acc = 0                            (decompose_reduction)
@@ -29,6 +29,20 @@
 // The epilogue -- the bias, and the activation or residual addition fused after the
 // convolution -- is folded into the copy-out of the tile (reverse_compute_inline), so the
 // sums go from registers through it to the output, with no buffer of raw sums between.
+//
+// That is the tile form, in which every tile streams all the weights of its U channel
+// blocks. Where the output plane of a group of U channel blocks is small (kMaxPlaneBytes)
+// and there are kMinPlaneGroups groups or more, the plane form instead puts passes over
+// chunks of input channel blocks (cb.0) outside the positions, so that a pass's weights
+// (kMaxPassWeightBytes) stay in L1 while all the plane's tiles use them:
+//
+//   parallel n, mb.0
+//     Y'[plane] = 0                      (decompose_reduction; Y' shrunk to the plane)
+//     for cb.0, the other outer loops, ow.0
+//       for cb.1, kh, kw, i
+//         for ow.1 (T, unrolled)  for mb.1 (U, unrolled)  vectorised j:
+//           Y'[tile] += X[..] * W[..]    (LLVM keeps the tile in registers over cb.1..i)
+//     Y[plane] = epilogue(Y'[plane])     (reverse_compute_at mb.0)
 //
 // A depthwise convolution reads lane j of its own input block (X[n, mb, .., j]): its
 // positions are tiled the same way, with U = 1, each step loading a vector of the input.
@@ -56,6 +70,13 @@ namespace {
 constexpr int64_t kMaxPositions = 14;      // T at most: the unrolled body stays small
 constexpr int64_t kMaxChannelBlocks = 4;   // U at most
 constexpr int64_t kMaxInlinedPaddingReduction = 64;  // multiply-adds an output, at most
+// Registers besides the accumulators: a broadcast and the weight vectors (when they are
+// fewer than U, LLVM reads the others from L1 as operands of the multiply-adds).
+constexpr int64_t kSpareRegisters = 4;
+constexpr int64_t kWeightLoadCost = 4;     // a weight vector's load against a broadcast's
+constexpr int64_t kMaxPlaneBytes = 32 * 1024;      // the plane form's sums, at most
+constexpr int64_t kMaxPassWeightBytes = 16 * 1024;  // the weights of one of its passes
+constexpr int64_t kMinPlaneGroups = 4;             // its channel groups, at least
 
 // True if `load` reads an iteration variable of `block` that `loop_ref` feeds.
 bool reads_loop(Schedule& sch, const loop::Block& block, const loop::Load& load,
@@ -265,18 +286,51 @@ std::vector<ConvTile> fitting_tiles(Schedule& sch, const ConvLoops& loops, const
       // smallest tail there is for that many tiles (P = 55: T = 8, seven tiles, the last 7).
       const int64_t tiles_needed = (positions + t - 1) / t;
       if ((positions + tiles_needed - 1) / tiles_needed != t) continue;
-      if (t * u * loops.vectors > accumulator_registers(target)) continue;
+      if (t * u * loops.vectors > target.cpu().vector_registers - kSpareRegisters) continue;
       tiles.push_back({t, u});
     }
   }
   return tiles;
 }
 
+// The input channel blocks a pass of the plane form reduces, for a tile whose output
+// plane (the positions of its U channel blocks) fits kMaxPlaneBytes: the most that divide
+// the blocks with their weights within kMaxPassWeightBytes (at least one); 0 where the
+// plane is larger, or there is no channel loop, no second pass, or fewer than
+// kMinPlaneGroups groups of U channel blocks (the planes are what threads share).
+int64_t plane_chunk(Schedule& sch, const LoopRoles& roles, const ConvLoops& loops,
+                    const ConvTile& tile, const Target& target) {
+  const int64_t blocks = extent_of(sch, roles.reduce.front());
+  if (!loops.channel || blocks < 2) return 0;
+  if (extent_of(sch, *loops.channel) / tile.channels < kMinPlaneGroups) return 0;
+  const int64_t bytes = tile.channels * loops.vectors * vector_lanes(target) * 4;
+  int64_t plane = bytes;
+  bool below_channel = false;
+  for (size_t l = 0; l + 1 < roles.spatial.size(); ++l) {
+    if (below_channel) plane *= extent_of(sch, roles.spatial[l]);
+    below_channel = below_channel || roles.spatial[l].var == loops.channel->var;
+  }
+  if (plane > kMaxPlaneBytes) return 0;
+  const int64_t block_weights = bytes * product(sch, {roles.reduce.begin() + 1, roles.reduce.end()});
+  int64_t chunk = 1;
+  for (int64_t c = 2; c <= blocks; ++c) {
+    if (blocks % c == 0 && c * block_weights <= kMaxPassWeightBytes) chunk = c;
+  }
+  return chunk;
+}
+
 }  // namespace
 
 std::vector<ConvTile> blocked_conv_tiles(Schedule& sch, const BlockRef& block,
                                          const LoopRoles& roles, const Target& target) {
-  return fitting_tiles(sch, conv_loops(sch, block, roles, target), target);
+  const ConvLoops loops = conv_loops(sch, block, roles, target);
+  std::vector<ConvTile> tiles;
+  for (ConvTile tile : fitting_tiles(sch, loops, target)) {
+    tiles.push_back(tile);
+    tile.chunk = plane_chunk(sch, roles, loops, tile, target);
+    if (tile.chunk > 0) tiles.push_back(tile);
+  }
+  return tiles;
 }
 
 ConvTile blocked_conv_tile(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
@@ -284,15 +338,18 @@ ConvTile blocked_conv_tile(Schedule& sch, const BlockRef& block, const LoopRoles
   // The most multiply-adds per load over a row of P positions: P * U of them, for T
   // broadcasts and U weight vectors a tile (the last tile P mod T broadcasts). The input's
   // broadcasts come from L1 and the weight vectors, streamed once per tile, mostly from
-  // L2: a weight vector counts double. The larger tile on a tie.
-  const int64_t positions = extent_of(sch, conv_loops(sch, block, roles, target).position);
+  // L2: a weight vector counts kWeightLoadCost broadcasts. The larger tile on a tie. The
+  // plane form, where plane_chunk allows it.
+  const ConvLoops loops = conv_loops(sch, block, roles, target);
+  const int64_t positions = extent_of(sch, loops.position);
   ConvTile best;
   double best_score = 0;
-  for (const ConvTile& tile : blocked_conv_tiles(sch, block, roles, target)) {
+  for (const ConvTile& tile : fitting_tiles(sch, loops, target)) {
     const int64_t t = tile.positions;
     const int64_t u = tile.channels;
     const int64_t tail = positions % t;
-    const int64_t loads = (positions / t) * (t + 2 * u) + (tail > 0 ? tail + 2 * u : 0);
+    const int64_t loads = (positions / t) * (t + kWeightLoadCost * u) +
+                          (tail > 0 ? tail + kWeightLoadCost * u : 0);
     double score = static_cast<double>(positions * u) / static_cast<double>(loads);
     bool larger = t * u > best.positions * best.channels;
     if (score > best_score || (score == best_score && larger)) {
@@ -300,8 +357,67 @@ ConvTile blocked_conv_tile(Schedule& sch, const BlockRef& block, const LoopRoles
       best_score = score;
     }
   }
+  best.chunk = plane_chunk(sch, roles, loops, best, target);
   return best;
 }
+
+namespace {
+
+// The plane form: [loops before the channel loop] [mb.0] [cb.0] [the other outer loops]
+// [ow.0] [cb.1, kh, kw, i] [ow.1, mb.1, j]. The sums of the plane accumulate in the
+// block's own buffer (compact-buffers shrinks it to the plane) over the passes cb.0;
+// each pass reads a chunk of input channel blocks whose weights stay in L1 while every
+// tile of the plane uses them. The epilogue then runs over the finished plane.
+void schedule_plane_conv(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
+                         const ConvLoops& conv, ConvTile tile, int64_t total_work) {
+  const std::string name = sch.block_name(block_ref.var);
+  const loop::BufferNode* sums = get_block(sch.func(), name).writes.at(0).buffer.get();
+  std::optional<std::string> epilogue = only_reader(sch.func(), sums, name);
+  std::vector<LoopRef> p_parts = sch.split(conv.position, {-1, tile.positions});
+  std::vector<LoopRef> c_parts = sch.split(*conv.channel, {-1, tile.channels});
+  std::vector<LoopRef> passes = sch.split(roles.reduce.front(), {-1, tile.chunk});
+  std::vector<LoopRef> outer;  // down to mb.0
+  std::vector<LoopRef> order;
+  for (size_t l = 0; l + 1 < roles.spatial.size(); ++l) {
+    const std::string& var = roles.spatial[l].var;
+    if (var == conv.position.var) continue;
+    if (var == conv.channel->var) {
+      outer.push_back(c_parts[0]);
+      order = outer;
+      order.push_back(passes[0]);
+    } else {
+      (order.empty() ? outer : order).push_back(roles.spatial[l]);
+    }
+  }
+  order.push_back(p_parts[0]);
+  order.push_back(passes[1]);
+  order.insert(order.end(), roles.reduce.begin() + 1, roles.reduce.end());
+  order.push_back(p_parts[1]);
+  order.push_back(c_parts[1]);
+  order.push_back(conv.j);
+  sch.reorder(order);
+  BlockRef init = sch.decompose_reduction(block_ref, passes[0]);
+  sch.unroll(c_parts[1]);
+  sch.unroll(p_parts[1]);
+  sch.vectorize(conv.j);
+  sch.vectorize(innermost_loops(sch, init, 1)[0]);
+  if (epilogue) {
+    Schedule attempt = sch;
+    try {
+      BlockRef after = attempt.get_block(*epilogue);
+      attempt.reverse_compute_at(after, c_parts[0]);
+      attempt.vectorize(innermost_loops(attempt, after, 1)[0]);
+      sch = std::move(attempt);
+    } catch (const InternalError&) {
+      throw;  // a bug, not a refusal
+    } catch (const Error&) {
+      // The epilogue stays a loop nest of its own, scheduled by its own rule.
+    }
+  }
+  parallelize(sch, outer, total_work);
+}
+
+}  // namespace
 
 void schedule_blocked_conv(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
                            const Target& target, ConvTile tile) {
@@ -315,6 +431,13 @@ void schedule_blocked_conv(Schedule& sch, const BlockRef& block_ref, const LoopR
          tile.positions, tile.channels);
   }
   const int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
+  if (tile.chunk > 0) {
+    if (!channel || extent_of(sch, roles.reduce.front()) % tile.chunk != 0) {
+      fail("the plane form's chunk of {} input channel blocks does not divide them", tile.chunk);
+    }
+    schedule_plane_conv(sch, block_ref, roles, conv, tile, total_work);
+    return;
+  }
 
   BlockRef copy = sch.cache_write(block_ref, 0, "local");
   std::vector<LoopRef> p_parts = sch.split(position, {-1, tile.positions});

@@ -128,7 +128,13 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
 // The blocked convolution rule (block_roles.h) with its default tile.
 void schedule_default_blocked_conv(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
                                    const Target& target) {
-  schedule_blocked_conv(sch, block, roles, target, blocked_conv_tile(sch, block, roles, target));
+  ConvTile tile = blocked_conv_tile(sch, block, roles, target);
+  schedule_blocked_conv(sch, block, roles, target, tile);
+  explain::note("block {}: the blocked convolution rule's tile: {} positions by {} channel "
+                "vectors, {}", sch.block_name(block.var), tile.positions, tile.channels,
+                tile.chunk == 0 ? std::string("the tile form")
+                                : fmt::format("the plane form (passes of {} input channel "
+                                              "block{})", tile.chunk, tile.chunk > 1 ? "s" : ""));
 }
 
 // What the reduction rule did, for `minic explain`.
@@ -260,16 +266,14 @@ void check_cpu(const Target& target) {
   if (!target.is_cpu()) fail("target {}: the default CPU rules need a CPU target", target.str());
 }
 
-// The rule of each block in turn, skipping a block that an earlier rule folded into its
-// own (the blocked convolution rule takes the epilogue after it).
+// The rule of each block in turn, skipping a block that an earlier rule took (the blocked
+// convolution rule takes the epilogue after it).
 Schedule schedule_blocks(const loop::PrimFunc& func, const Target& target) {
   check_cpu(target);
   Schedule sch(func);
   inline_copies(sch);
   for (const std::string& name : get_block_names(func)) {
-    std::vector<std::string> left = get_block_names(sch.func());
-    if (std::find(left.begin(), left.end(), name) == left.end()) continue;
-    schedule_block(sch, name, target);
+    if (!taken_by_earlier_rule(sch.func(), name)) schedule_block(sch, name, target);
   }
   return sch;
 }
