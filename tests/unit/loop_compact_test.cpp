@@ -83,6 +83,30 @@ TEST_CASE("compact-buffers shrinks a tile buffer and keeps results", "[loop_pass
   }
 }
 
+TEST_CASE("compact-buffers enters a loop of one iteration", "[loop_pass]") {
+  // A batch of 1 around the column tiles of a GEMM: the packed panel P shrinks to one
+  // tile's panel, under jo.
+  PrimFunc batch = parse_func(R"(
+func @batch_of_one(B: f32[8,64], C: f32[1,64]) {
+  alloc P: f32[1,8,64] {
+    for b in 0..1 {
+      for jo in 0..4 {
+        for k in 0..8 {
+          P[b, k, ramp(jo * 16, 1, 16)] = B[k, ramp(jo * 16, 1, 16)]
+        }
+        C[b, ramp(jo * 16, 1, 16)] = broadcast(0.0, 16)
+        for k in 0..8 {
+          C[b, ramp(jo * 16, 1, 16)] = C[b, ramp(jo * 16, 1, 16)] + P[b, k, ramp(jo * 16, 1, 16)]
+        }
+      }
+    }
+  }
+})");
+  PrimFunc compacted = compact_buffers(batch);
+  CHECK(allocated_shape(compacted) == std::vector<int64_t>{1, 8, 16});
+  require_same_results(batch, compacted);
+}
+
 TEST_CASE("compact-buffers keeps results on every pass-test kernel", "[loop_pass]") {
   for (const auto& [name, text] : all_pass_kernels()) {
     INFO(name);
