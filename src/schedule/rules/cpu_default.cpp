@@ -20,7 +20,9 @@
 //   blocked conv a multiply-accumulate whose innermost output axis is one vector of
 //                channels that the weights hold too (a convolution in the blocked layout
 //                NCHWc), tried before the GEMM rule: a register tile of positions by
-//                channel vectors, the epilogue folded into its copy-out (cpu_conv.cpp);
+//                channel vectors, the epilogue folded into its copy-out; for a small
+//                output plane, the plane's sums accumulated over passes of input channel
+//                blocks whose weights stay in L1 (the plane form; cpu_conv.cpp);
 //   row          a reduction whose innermost loop reads its largest input in memory order
 //                (softmax's max and sum, a layer norm's statistics): that loop split by
 //                one vector and rfactor'ed, so each lane keeps a partial result and the
