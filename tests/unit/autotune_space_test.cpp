@@ -253,11 +253,11 @@ TEST_CASE("a GEMM's knobs keep the register tile's bounds", "[autotune_space]") 
   CHECK(space.size() == 6.0 * 22 * 7 * 2 * 2 * knob_named(space, "C.parallel").choices.size());
 
   // The default rule's choice, worked out by hand: 32 columns (two vectors), 8 rows, k
-  // whole, B packed, the column tiles (2 of them: the first outer loop) in parallel, as
-  // 64^3 iterations are enough work.
+  // whole, B packed, the row tiles (8 of them: the first outer loop of kMinParallelExtent
+  // iterations; 2 column tiles are fewer) in parallel, as 64^3 iterations are enough work.
   Decisions expected = {{"C.tile_j", {2, 1, 32}}, {"C.tile_i", {8, 1, 8}},
                         {"C.tile_k", {64, 1}},    {"C.order", {0}},
-                        {"C.pack", {1}},          {"C.parallel", {0}}};
+                        {"C.pack", {1}},          {"C.parallel", {1}}};
   CHECK(space.default_point() == expected);
 
   // Sampled points keep 24 accumulator registers: rows x vectors of 16 lanes.
@@ -276,6 +276,7 @@ TEST_CASE("a GEMM's knobs keep the register tile's bounds", "[autotune_space]") 
   // column tile loop. Without packing, the rows may run in parallel.
   Decisions rows_parallel = expected;
   rows_parallel["C.order"] = {1};
+  rows_parallel["C.parallel"] = {0};
   CHECK_FALSE(space.contains(rows_parallel));
   rows_parallel["C.pack"] = {0};
   REQUIRE(space.contains(rows_parallel));

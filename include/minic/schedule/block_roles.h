@@ -32,6 +32,7 @@
 namespace minic::schedule {
 
 inline constexpr int64_t kParallelMinWork = 16384;  // iterations below which threads do not pay
+inline constexpr int64_t kMinParallelExtent = 8;    // a parallel loop's iterations, where it can
 // A reduction is split among threads (schedule_reduction) into at most kMaxReductionParts
 // runs of at least kMinReductionPart iterations, where the nest has kMinSplitWork
 // iterations: below, a matrix-vector product's matrix (2 MB) sits in the caches and the
@@ -102,8 +103,9 @@ int64_t column_tile(int64_t extent, int64_t lanes);
 // tile's vectors) fit in accumulator_registers(target); 1 if none does.
 int64_t row_tile(int64_t extent, int64_t columns, const Target& target);
 
-// Makes the outermost of `outer` that has more than one iteration parallel, when the
-// whole nest has enough work (total_work >= kParallelMinWork).
+// Makes the outermost of `outer` with kMinParallelExtent iterations or more parallel (or,
+// if none has, the longest of them), when the whole nest has enough work (total_work >=
+// kParallelMinWork): the threads' shares of a short loop are uneven.
 void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work);
 
 // The reduction rule: the init split out (decompose_reduction); with `inner`, the innermost

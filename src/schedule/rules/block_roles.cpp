@@ -145,12 +145,22 @@ int64_t row_tile(int64_t extent, int64_t columns, const Target& target) {
 // floordiv/floormod expressions.
 void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work) {
   if (total_work < kParallelMinWork) return;
+  // The outermost loop of kMinParallelExtent iterations or more, whose shares stay even
+  // (3 channel groups on 2 threads would run 2:1); else the longest.
+  std::optional<LoopRef> chosen;
+  int64_t longest = 1;
   for (const LoopRef& loop : outer) {
-    if (extent_of(sch, loop) > 1) {
-      sch.parallel(loop);
-      return;
+    const int64_t extent = extent_of(sch, loop);
+    if (extent >= kMinParallelExtent) {
+      chosen = loop;
+      break;
+    }
+    if (extent > longest) {
+      chosen = loop;
+      longest = extent;
     }
   }
+  if (chosen) sch.parallel(*chosen);
 }
 
 namespace {

@@ -10,7 +10,8 @@
 //                tiling, the schedule of tutorial 4 plus staging. The last two spatial
 //                loops i, j are split into io, ii (8, 4 or 2 rows: row_tile) and jo, ji
 //                (one or two vectors: 16 or 32 columns with AVX-512); the loops become
-//                  parallel jo   io   reduction loops   ii (unrolled)   ji (vectorised)
+//                  jo   io   reduction loops   ii (unrolled)   ji (vectorised)
+//                with jo parallel, or io where jo has fewer than 8 iterations;
 //                C's mr x nr tile accumulates in a local buffer (cache_write; the copy
 //                back to C under io), zeroed before the reduction (decompose_reduction);
 //                and the panel of B one column tile reads is copied, once per jo, into a
@@ -44,7 +45,8 @@
 //
 // A rule that a primitive refuses (a shape it cannot tile) is dropped for that block, and
 // the block keeps the schedule it had: rules never make a kernel fail to compile.
-// Parallel loops are used only where there is enough work to pay for waking the threads.
+// Parallel loops are used only where there is enough work to pay for waking the threads,
+// and each rule's is the first loop long enough to share evenly (parallelize).
 // What the rules read off a block (its loops' roles, its operands, the tiles that fit) is
 // in block_roles.h, shared with the autotuner's search space (src/autotune/space_rules.h).
 //
