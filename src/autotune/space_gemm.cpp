@@ -220,9 +220,8 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     for (int64_t tile = 1; tile <= kMaxRegisterRows; ++tile) {
       if (extent_i % tile == 0) row_tiles.push_back(tile);
     }
-    // The default's parallel loop, as schedule::parallelize picks it: the first of
-    // [others, j0, i0] with kMinParallelExtent iterations or more, else the longest, when
-    // there is enough work.
+    // The parallel loop's choices, among [others, j0, i0], and the default's, as
+    // schedule::parallelize picks it (parallel_loop), when there is enough work.
     std::vector<int64_t> outer_extents;
     for (const LoopRef& loop : loops.others) {
       outer_extents.push_back(schedule::extent_of(sch, loop));
@@ -231,23 +230,14 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     outer_extents.push_back(extent_i / mr);
     bool enough_work = loops.total_work >= schedule::kParallelMinWork;
     Choices parallel_choices = {{-1}};
-    int64_t default_parallel = -1;
-    int64_t longest = 1;
-    bool even = false;  // the default is a loop of kMinParallelExtent iterations or more
     for (size_t p = 0; enough_work && p < outer_extents.size(); ++p) {
       // An outer loop of one iteration is never worth a thread; the tile loops' extents
       // depend on the point.
       if (p < loops.others.size() && outer_extents[p] <= 1) continue;
       parallel_choices.push_back({static_cast<int64_t>(p)});
-      if (even) continue;
-      if (outer_extents[p] >= schedule::kMinParallelExtent) {
-        default_parallel = static_cast<int64_t>(p);
-        even = true;
-      } else if (outer_extents[p] > longest) {
-        default_parallel = static_cast<int64_t>(p);
-        longest = outer_extents[p];
-      }
     }
+    std::optional<size_t> chosen = schedule::parallel_loop(outer_extents);
+    int64_t default_parallel = enough_work && chosen ? static_cast<int64_t>(*chosen) : -1;
 
     BlockSpace space;
     add_knob(space, name, "tile_j", tile_choices(extent_j, column_tiles), {extent_j / nr, 1, nr});

@@ -32,7 +32,7 @@
 namespace minic::schedule {
 
 inline constexpr int64_t kParallelMinWork = 16384;  // iterations below which threads do not pay
-inline constexpr int64_t kMinParallelExtent = 8;    // a parallel loop's iterations, where it can
+inline constexpr int64_t kMinParallelExtent = 8;    // a parallel loop's length, where there is one
 // A reduction is split among threads (schedule_reduction) into at most kMaxReductionParts
 // runs of at least kMinReductionPart iterations, where the nest has kMinSplitWork
 // iterations: below, a matrix-vector product's matrix (2 MB) sits in the caches and the
@@ -103,9 +103,13 @@ int64_t column_tile(int64_t extent, int64_t lanes);
 // tile's vectors) fit in accumulator_registers(target); 1 if none does.
 int64_t row_tile(int64_t extent, int64_t columns, const Target& target);
 
-// Makes the outermost of `outer` with kMinParallelExtent iterations or more parallel (or,
-// if none has, the longest of them), when the whole nest has enough work (total_work >=
-// kParallelMinWork): the threads' shares of a short loop are uneven.
+// Which of loops of these extents (outermost first) runs in parallel: the first of
+// kMinParallelExtent iterations or more, whose threads' shares stay even (3 channel
+// groups on 2 threads would run 2:1); else the longest; nullopt if none has more than one.
+std::optional<size_t> parallel_loop(const std::vector<int64_t>& extents);
+
+// Makes the loop of `outer` that parallel_loop picks parallel, when the whole nest has
+// enough work (total_work >= kParallelMinWork).
 void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work);
 
 // The reduction rule: the init split out (decompose_reduction); with `inner`, the innermost

@@ -143,24 +143,24 @@ int64_t row_tile(int64_t extent, int64_t columns, const Target& target) {
 // Fusing the outer loops first would give the threads more even chunks, but the parallel
 // primitive cannot yet prove the iterations of a fused loop independent: its bindings are
 // floordiv/floormod expressions.
-void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work) {
-  if (total_work < kParallelMinWork) return;
-  // The outermost loop of kMinParallelExtent iterations or more, whose shares stay even
-  // (3 channel groups on 2 threads would run 2:1); else the longest.
-  std::optional<LoopRef> chosen;
+std::optional<size_t> parallel_loop(const std::vector<int64_t>& extents) {
+  std::optional<size_t> chosen;
   int64_t longest = 1;
-  for (const LoopRef& loop : outer) {
-    const int64_t extent = extent_of(sch, loop);
-    if (extent >= kMinParallelExtent) {
-      chosen = loop;
-      break;
-    }
-    if (extent > longest) {
-      chosen = loop;
-      longest = extent;
+  for (size_t l = 0; l < extents.size(); ++l) {
+    if (extents[l] >= kMinParallelExtent) return l;
+    if (extents[l] > longest) {
+      chosen = l;
+      longest = extents[l];
     }
   }
-  if (chosen) sch.parallel(*chosen);
+  return chosen;
+}
+
+void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total_work) {
+  if (total_work < kParallelMinWork) return;
+  std::vector<int64_t> extents;
+  for (const LoopRef& loop : outer) extents.push_back(extent_of(sch, loop));
+  if (std::optional<size_t> chosen = parallel_loop(extents)) sch.parallel(outer[*chosen]);
 }
 
 namespace {

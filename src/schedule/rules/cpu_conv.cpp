@@ -311,7 +311,8 @@ int64_t plane_chunk(Schedule& sch, const LoopRoles& roles, const ConvLoops& loop
     below_channel = below_channel || roles.spatial[l].var == loops.channel->var;
   }
   if (plane > kMaxPlaneBytes) return 0;
-  const int64_t block_weights = bytes * product(sch, {roles.reduce.begin() + 1, roles.reduce.end()});
+  const std::vector<LoopRef> taps(roles.reduce.begin() + 1, roles.reduce.end());
+  const int64_t block_weights = bytes * product(sch, taps);  // one input channel block's
   int64_t chunk = 1;
   for (int64_t c = 2; c <= blocks; ++c) {
     if (blocks % c == 0 && c * block_weights <= kMaxPassWeightBytes) chunk = c;
