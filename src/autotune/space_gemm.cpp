@@ -155,6 +155,7 @@ void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
     sch.vectorize(tile[1]);
   }
   if (k_inner && values.tile_k[1] <= kMaxUnrolledReduction) sch.unroll(*k_inner);
+  schedule::fold_epilogue(sch, copy);
   if (values.parallel >= static_cast<int64_t>(outer.size())) {
     fail("no outer loop {} to run in parallel", values.parallel);
   }

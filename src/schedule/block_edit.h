@@ -114,6 +114,18 @@ std::vector<loop::Expr> conjuncts(const loop::Expr& predicate);
 // leaves such guards; they exclude only points outside the block's domain.
 bool is_domain_guard(const loop::Block& block, const loop::Expr& condition);
 
+// One iteration variable of a row-major index: its position in the block and its stride.
+struct IndexDigit {
+  size_t position;
+  int64_t stride;
+};
+
+// The iteration variables that `index` combines in row-major order, outermost first:
+// w2 * 56 + w3 with w3 of extent 56 is {w2, 56}, {w3, 1} (the index a fused loop gives);
+// a variable alone is one digit of stride 1. nullopt for any other index.
+std::optional<std::vector<IndexDigit>> row_major_digits(const loop::Block& block,
+                                                        const loop::Expr& index);
+
 // For each index, the position of the iteration variable that it is exactly (a Var);
 // nullopt if an index is anything else or two indices are the same variable.
 std::optional<std::vector<size_t>> iter_var_positions(const loop::Block& block,

@@ -232,23 +232,28 @@ SplitOffset split_offset(const std::vector<std::pair<Expr, __int128>>& weighted,
   return result;
 }
 
-// The ways to look at one access: first its row-major element offset, then each index
-// alone (two accesses that differ in one index touch different elements).
+// The ways to look at one access: the row-major offset of each run of neighbouring
+// indices within the block of elements they span, the whole offset first and each index
+// alone among them. Two accesses whose offsets in one such run differ touch different
+// elements; a run is needed where an index was split across two (the offset of
+// [floordiv(x, 56), floormod(x, 56)] in a 56-wide row is x).
 std::vector<SplitOffset> split_access(const Access& access, const Var* loop_var,
                                       const std::unordered_set<const Var*>& inner_vars,
                                       const loop::VarBounds& bounds) {
   const std::vector<int64_t>& shape = access.buffer->shape;
   std::vector<SplitOffset> views;
-  if (access.indices.size() != shape.size() && access.indices.size() != 1) return views;
-  std::vector<std::pair<Expr, __int128>> weighted;
-  __int128 stride = 1;
-  for (size_t d = access.indices.size(); d-- > 0;) {
-    weighted.emplace_back(access.indices[d], stride);
-    stride *= shape[d];
-  }
-  views.push_back(split_offset(weighted, loop_var, inner_vars, bounds));
-  for (const Expr& index : access.indices) {
-    views.push_back(split_offset({{index, 1}}, loop_var, inner_vars, bounds));
+  const size_t rank = access.indices.size();
+  if (rank != shape.size() && rank != 1) return views;
+  for (size_t length = rank; length > 0; --length) {
+    for (size_t first = 0; first + length <= rank; ++first) {
+      std::vector<std::pair<Expr, __int128>> weighted;
+      __int128 stride = 1;
+      for (size_t d = first + length; d-- > first;) {
+        weighted.emplace_back(access.indices[d], stride);
+        stride *= shape[d];
+      }
+      views.push_back(split_offset(weighted, loop_var, inner_vars, bounds));
+    }
   }
   return views;
 }

@@ -24,7 +24,12 @@
 //
 // Before step 3 the linear form undoes fuse's digit arithmetic: a * floordiv(x, m) plus
 // b * floormod(x, m) with a == b * m is b * x (and likewise for a floormod(floordiv(x, m),
-// n) digit). The test is sound but not complete: anything it cannot put in this form (a
+// n) digit). Step 2 looks at an access in more than one way: the offset in the whole
+// buffer, and the offset within each run of neighbouring indices (each index alone among
+// them), as two accesses that differ there touch different elements. A run is what a tile
+// of positions written at their digits, Y[c, floordiv(p, 56), floormod(p, 56)], needs: p
+// moves with the loop, c spreads the whole offset, and neither digit alone is linear.
+// The test is sound but not complete: anything it cannot put in this form (a
 // load in an index, an unbounded inner loop) counts as a dependence, and the primitive
 // refuses.
 //

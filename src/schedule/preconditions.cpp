@@ -104,7 +104,31 @@ Refusal loads_whole_buffer(const Block& block, const BufferNode* buffer) {
       }
     }
   }
-  return whole_buffer_indices(block, loads[0].indices, *buffer, "reads", "reads");
+  std::vector<bool> used(block.iter_vars.size(), false);
+  for (size_t d = 0; d < loads[0].indices.size(); ++d) {
+    std::optional<std::vector<IndexDigit>> digits = row_major_digits(block, loads[0].indices[d]);
+    int64_t extent = 1;
+    bool repeated = false;
+    for (const IndexDigit& digit : digits.value_or(std::vector<IndexDigit>{})) {
+      repeated = repeated || used[digit.position];
+      used[digit.position] = true;
+      extent *= block.iter_vars[digit.position].extent;
+    }
+    if (!digits || repeated) {
+      return fmt::format("block {} reads {} at indices that are not its iteration variables "
+                         "(or row-major combinations of them), each once", block.name,
+                         buffer->name);
+    }
+    if (extent != buffer->shape[d]) {
+      return fmt::format("block {} reads only part of {} (dimension {})", block.name,
+                         buffer->name, d);
+    }
+  }
+  if (std::find(used.begin(), used.end(), false) != used.end()) {
+    return fmt::format("block {} reads {} at indices that leave out one of its iteration "
+                       "variables", block.name, buffer->name);
+  }
+  return std::nullopt;
 }
 
 Refusal is_not_parameter(const loop::PrimFunc& func, const Block& block,

@@ -66,10 +66,13 @@ Refusal allocates_nothing(const loop::Block& block);
 // "block B writes only part of B (dimension 0)"
 Refusal stores_whole_buffer(const loop::Block& block);
 
-// Every load of `buffer` in the block is at the same indices, its iteration variables,
-// every one once, whose extents are the buffer's shape.
+// Every load of `buffer` in the block is at the same indices, each an iteration variable
+// or a row-major combination of some (w2 * 56 + w3, w3 of extent 56: row_major_digits),
+// every variable once, the extents they span the buffer's shape.
 // "block C reads B at different indices", "block C reads B at indices that are not its
-// iteration variables, each once", "block C reads only part of B (dimension 1)"
+// iteration variables (or row-major combinations of them), each once", "block C reads
+// only part of B (dimension 1)", "block C reads B at indices that leave out one of its
+// iteration variables"
 Refusal loads_whole_buffer(const loop::Block& block, const loop::BufferNode* buffer);
 
 // --- the buffer in the function ----------------------------------------------------------------

@@ -26,7 +26,9 @@
 //   - the producer is not a reduction, writes only B, and its body is one store
 //     B[v...] = e at its iteration variables, every one once, over the whole of B;
 //   - B is not a parameter; the consumer reads B only as B[w...] with the same indices
-//     everywhere, each one of its iteration variables, every one once, over the whole of B
+//     everywhere, each one of its iteration variables or a row-major combination of some
+//     (w2 * 56 + w3 with w3 of extent 56: a convolution's sums over flattened positions
+//     read by an epilogue over rows and columns), every variable once, over the whole of B
 //     (a bijection), and writes one buffer;
 //   - nothing runs between the producer and the consumer that reads B, writes what the
 //     consumer reads or touches D: every other block that does comes before the producer,
@@ -38,7 +40,8 @@
 //   2. find the producer and check it, B and the consumer's reads of B;
 //   3. check what runs between the two blocks;
 //   4. fold: map the consumer's iteration variables to the producer's (the index of B in
-//      dimension d is w_d in the consumer and v_d in the producer); the producer's store
+//      dimension d is w_d in the consumer and v_d in the producer; where it is w2 * 56 +
+//      w3, w2 is floordiv(v_d, 56) and w3 floormod(v_d, 56)); the producer's store
 //      becomes D[mapped indices] = g with B[...] replaced by e; its regions: its reads,
 //      the consumer's other reads and the consumer's writes, mapped;
 //   5. remove the consumer's loop nest and B's allocation; refuse if anything still uses B.
@@ -152,11 +155,19 @@ Stmt fold(const Block& producer, const Block& consumer, const BufferNode* buffer
   std::vector<size_t> producer_positions = *iter_var_positions(producer, producer_store.indices);
   std::vector<Expr> loaded = loop::accesses_of(loop::collect_accesses(consumer), buffer,
                                                loop::AccessKind::load)[0].indices;
-  std::vector<size_t> positions = *iter_var_positions(consumer, loaded);
   loop::VarMap map;
-  for (size_t d = 0; d < positions.size(); ++d) {
-    map[consumer.iter_vars[positions[d]].var.as<loop::Var>()] =
-        producer.iter_vars[producer_positions[d]].var;
+  for (size_t d = 0; d < loaded.size(); ++d) {
+    // The consumer's index in dimension d is w or a row-major combination of several
+    // (w2 * 56 + w3); each is a digit of the producer's v: floordiv(v, 56), floormod(v, 56).
+    const Expr& v = producer.iter_vars[producer_positions[d]].var;
+    std::vector<IndexDigit> digits = *row_major_digits(consumer, loaded[d]);
+    for (size_t k = 0; k < digits.size(); ++k) {
+      const loop::IterVar& w = consumer.iter_vars[digits[k].position];
+      const int64_t stride = digits[k].stride;
+      Expr digit = stride == 1 ? v : loop::FloorDiv::make(v, loop::IntImm::make(stride));
+      if (k > 0) digit = loop::FloorMod::make(digit, loop::IntImm::make(w.extent));
+      map[w.var.as<loop::Var>()] = digit;
+    }
   }
   LoadReplacer replacer(buffer, producer_store.value);
   Expr value = loop::substitute(replacer.mutate(consumer_store.value), map);

@@ -212,7 +212,22 @@ const std::vector<RefusalCase> kReverseComputeInlineRefusals = {
     {"loads_whole_buffer (indices)",
      chain(kProducer, "block C(v = spatial(4) i) { C[v] = B[3 - v] }\n"), "C", "",
      "reverse_compute_inline: block C reads B at indices that are not its iteration "
-     "variables, each once"},
+     "variables (or row-major combinations of them), each once"},
+    {"loads_whole_buffer (a variable left out)",
+     R"(func @f(A: f32[4], C: f32[4,2]) {
+  alloc B: f32[4] {
+    for p in 0..4 {
+      block B(v = spatial(4) p) { B[v] = A[v] * 2.0 }
+    }
+    for i in 0..4 {
+      for j in 0..2 {
+        block C(v = spatial(4) i, u = spatial(2) j) { C[v, u] = B[v] }
+      }
+    }
+  }
+})",
+     "C", "", "reverse_compute_inline: block C reads B at indices that leave out one of its "
+     "iteration variables"},
     {"loads_whole_buffer (part)",
      R"(func @f(A: f32[4], C: f32[4]) {
   alloc B: f32[4] {

@@ -165,6 +165,16 @@ bool taken_by_earlier_rule(const loop::PrimFunc& func, const std::string& name);
 // The blocks of `func` that read `buffer`, in program order (each once).
 std::vector<std::string> readers_of(const loop::PrimFunc& func, const loop::BufferNode* buffer);
 
+// The block other than `except` that reads `buffer`, if exactly one does.
+std::optional<std::string> only_reader(const loop::PrimFunc& func, const loop::BufferNode* buffer,
+                                       const std::string& except);
+
+// Folds the one block that reads the result of a tile's copy-out (an epilogue: a bias, an
+// activation, a residual addition) into the copy-out, where reverse_compute_inline allows
+// it, so that the sums go from registers through it to the output; otherwise leaves the
+// schedule as it was. The blocked convolution and GEMM rules end with it.
+void fold_epilogue(Schedule& sch, const BlockRef& copy);
+
 // The row reduction rule, for a reduction whose innermost reduction loop reads its input
 // in memory order (a softmax's or a layer norm's row): that loop split by `vector` lanes,
 // the lanes made partial results (rfactor into a "local" buffer) that accumulate as one

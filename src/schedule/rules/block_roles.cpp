@@ -268,6 +268,32 @@ std::vector<std::string> readers_of(const loop::PrimFunc& func, const loop::Buff
   return readers;
 }
 
+std::optional<std::string> only_reader(const loop::PrimFunc& func, const loop::BufferNode* buffer,
+                                       const std::string& except) {
+  std::vector<std::string> readers = readers_of(func, buffer);
+  std::erase(readers, except);
+  if (readers.size() != 1) return std::nullopt;
+  return readers.front();
+}
+
+void fold_epilogue(Schedule& sch, const BlockRef& copy) {
+  const std::string copy_name = sch.block_name(copy.var);
+  const loop::Block& block = get_block(sch.func(), copy_name);
+  if (block.writes.size() != 1) return;
+  std::optional<std::string> epilogue =
+      only_reader(sch.func(), block.writes[0].buffer.get(), copy_name);
+  if (!epilogue) return;
+  Schedule attempt = sch;
+  try {
+    attempt.reverse_compute_inline(attempt.get_block(*epilogue));
+    sch = std::move(attempt);
+  } catch (const InternalError&) {
+    throw;  // a bug, not a refusal
+  } catch (const Error&) {
+    // The epilogue stays a loop nest of its own.
+  }
+}
+
 std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block_ref,
                                         const std::vector<LoopRef>& loops) {
   const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));

@@ -134,15 +134,6 @@ std::optional<int64_t> group_size(Schedule& sch, const loop::Block& block, const
   return size;
 }
 
-// The block other than `except` that reads `buffer`, if exactly one does.
-std::optional<std::string> only_reader(const loop::PrimFunc& func, const loop::BufferNode* buffer,
-                                       const std::string& except) {
-  std::vector<std::string> readers = readers_of(func, buffer);
-  std::erase(readers, except);
-  if (readers.size() != 1) return std::nullopt;
-  return readers.front();
-}
-
 // The block that writes `buffer` when its value is a select (zero borders around an
 // input: a padding stage), nullopt otherwise.
 std::optional<std::string> padding_writer(const loop::PrimFunc& func,
@@ -184,26 +175,6 @@ void inline_padding(Schedule& sch, const BlockRef& conv, int64_t reduction) {
     } catch (const Error&) {
       // The padding stays a loop nest of its own.
     }
-  }
-}
-
-// Folds the one block that reads the copy-out's result (an epilogue) into the copy-out,
-// where reverse_compute_inline allows it; otherwise leaves the schedule as it was.
-void fold_epilogue(Schedule& sch, const BlockRef& copy) {
-  const std::string copy_name = sch.block_name(copy.var);
-  const loop::Block& block = get_block(sch.func(), copy_name);
-  if (block.writes.size() != 1) return;
-  std::optional<std::string> epilogue =
-      only_reader(sch.func(), block.writes[0].buffer.get(), copy_name);
-  if (!epilogue) return;
-  Schedule attempt = sch;
-  try {
-    attempt.reverse_compute_inline(attempt.get_block(*epilogue));
-    sch = std::move(attempt);
-  } catch (const InternalError&) {
-    throw;  // a bug, not a refusal
-  } catch (const Error&) {
-    // The epilogue stays a loop nest of its own.
   }
 }
 

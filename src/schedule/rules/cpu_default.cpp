@@ -13,7 +13,8 @@
 //                  jo   io   reduction loops   ii (unrolled)   ji (vectorised)
 //                with jo parallel, or io where jo has fewer than 8 iterations;
 //                C's mr x nr tile accumulates in a local buffer (cache_write; the copy
-//                back to C under io), zeroed before the reduction (decompose_reduction);
+//                back to C under io, the epilogue folded into it: fold_epilogue), zeroed
+//                before the reduction (decompose_reduction);
 //                and the panel of B one column tile reads is copied, once per jo, into a
 //                contiguous buffer (cache_read + compute_at: packing). The loop pass
 //                compact-buffers then shrinks both staging buffers to their tiles, so
@@ -126,6 +127,7 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
     sch.unroll(tile[0]);
     sch.vectorize(tile[1]);
   }
+  fold_epilogue(sch, copy);
   parallelize(sch, outer, total_work);
 }
 
