@@ -9,8 +9,11 @@
 #include "minic/passes/graph/fold_batchnorm.h"
 #include "minic/passes/graph/fold_constants.h"
 #include "minic/passes/graph/fuse_ops.h"
+#include "minic/support/explain.h"
 
+#include <map>
 #include <random>
+#include <set>
 
 using namespace minic;
 using minic::testing::check_pass_preserves_outputs;
@@ -263,6 +266,38 @@ TEST_CASE("fuse-ops keeps the outputs of random graphs, one anchor a group at mo
     require_text_round_trip(graph);
   }
   REQUIRE(fused_total > 60);  // the graphs do fuse: about two groups a graph
+}
+
+// Over the same random graphs, what `minic explain` shows: at most one note for each node,
+// each saying which group the node stays out of and why; together they give every reason
+// the rule has (the exit, opaque ops, reductions, an edge, a group on the way or at the end).
+TEST_CASE("fuse-ops says once why a node stays out of its post-dominator's group",
+          "[fuse_ops]") {
+  const std::vector<std::string> reasons = {
+      "it is a graph output",        "is opaque",      "a reduction takes in its producers",
+      "the path there reads through", "on the way there", ", and that group"};
+  std::map<std::string, int> seen;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    std::string text = random_graph_text(seed, 14);
+    INFO("seed " << seed << "\n" << text);
+    Graph graph = graph_from_text(text);
+    explain::Recorder recorder;
+    fuse_operators(graph);
+    std::set<std::string> noted;
+    for (const std::string& note : recorder.take()) {
+      INFO(note);
+      size_t stays = note.find(" stays out of the group");
+      REQUIRE(stays != std::string::npos);
+      REQUIRE(noted.insert(note.substr(0, stays)).second);
+      for (const std::string& reason : reasons) {
+        if (note.find(reason) != std::string::npos) ++seen[reason];
+      }
+    }
+  }
+  for (const std::string& reason : reasons) {
+    INFO(reason);
+    REQUIRE(seen[reason] > 0);
+  }
 }
 
 // The light models build their weights with ConstantOfShape; fold-constants makes them

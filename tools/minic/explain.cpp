@@ -8,7 +8,9 @@
 //   graph passes  after each pass, what it changed, from the graph before and after it:
 //                 the nodes it removed, those it added (a fused node with the ops of its
 //                 body), and those it rewrote in place (another op, other inputs); or that
-//                 it changed nothing. The passes are --passes' (the default pipeline).
+//                 it changed nothing. Then what it left undone and why, as the pass said
+//                 through minic/support/explain.h (fuse-ops: each node kept out of its
+//                 post-dominator's group). The passes are --passes' (the default pipeline).
 //   kernels       for each kernel of the optimised graph, lowered for --target: where its
 //                 schedule comes from (a tuning record of --records, by workload, or the
 //                 default rules), each rule the default schedule chose or refused for a
@@ -103,13 +105,19 @@ void explain_passes(Graph& graph, const ExplainOptions& options) {
   fmt::print("graph passes:\n");
   PassManagerOptions<Graph> pass_options;
   auto previous = std::make_shared<std::map<std::string, std::string>>();
+  // Collects what each pass notes while it runs; taken after each pass, so that every
+  // note is printed under the pass that made it.
+  explain::Recorder recorder;
   pass_options.before_all = [previous](const Graph& ir) { *previous = snapshot(ir); };
-  pass_options.after_each = [previous, &options](const std::string& pass, const Graph& ir) {
+  pass_options.after_each = [previous, &options, &recorder](const std::string& pass,
+                                                            const Graph& ir) {
     std::map<std::string, std::string> now = snapshot(ir);
+    std::vector<std::string> notes = recorder.take();
     if (options.pass.empty() || options.pass == pass) {
       std::vector<std::string> lines = changes(*previous, now);
       if (lines.empty()) fmt::print("  {}: no change\n", pass);
       for (const std::string& line : lines) fmt::print("  {}: {}\n", pass, line);
+      for (const std::string& note : notes) fmt::print("  {}: {}\n", pass, note);
     }
     *previous = std::move(now);
   };

@@ -1,9 +1,10 @@
 // Decisions in words, for `minic explain`. Course module 1.
 //
 // Code that chooses (a default schedule rule, CPU or GPU, that fits a block or refuses
-// it) says what it chose and why with explain::note. Nothing is kept unless a Recorder is alive on the thread: then
-// every note goes to it, in order, and costs a formatted string; otherwise a note costs a
-// test of one thread-local pointer.
+// it; a graph pass that leaves a node as it is) says what it chose and why with
+// explain::note. Nothing is kept unless a Recorder is alive on the thread: then every note
+// goes to it, in order, and costs a formatted string; otherwise a note costs a test of one
+// thread-local pointer. `minic explain` prints a graph pass's notes under the pass.
 //
 //   explain::Recorder recorder;
 //   loop::PrimFunc scheduled = schedule::default_schedule(func, target);

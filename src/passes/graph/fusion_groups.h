@@ -20,7 +20,10 @@ FusionKind node_fusion_kind(const Node& node);
 
 // For each node of graph.nodes(), in that order, the number of its group: nodes with the
 // same number fuse into one kernel. Every group is convex (no path leaves it and comes
-// back), so the groups can replace their nodes in a topological order.
+// back), so the groups can replace their nodes in a topological order. While an
+// explain::Recorder is alive (minic/support/explain.h), it also notes, for each node left
+// out of the group of its immediate post-dominator, why ("Relu %r stays out of the group
+// of %s: ...").
 std::vector<int> find_fusion_groups(const Graph& graph);
 
 }  // namespace minic
