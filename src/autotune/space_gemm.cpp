@@ -206,9 +206,11 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     int64_t extent_i = schedule::extent_of(sch, loops.i);
     int64_t extent_k = schedule::extent_of(sch, loops.reduce.front());
     const int64_t lanes = schedule::vector_lanes(target);
-    int64_t nr = schedule::column_tile(extent_j, lanes);
+    const schedule::GemmTile tile = schedule::gemm_tile(
+        extent_i, extent_j, schedule::product(sch, loops.reduce), target);
+    const int64_t nr = tile.columns;
+    const int64_t mr = tile.rows;
     if (nr == 0) fail("no column tile divides the innermost spatial extent");
-    int64_t mr = schedule::row_tile(extent_i, nr, target);
     if (mr == 1) fail("no register tile of 2 rows or more fits the row extent");
     if (extent_k < 1) fail("the reduction extent is not constant");
 
@@ -228,7 +230,7 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
       outer_extents.push_back(schedule::extent_of(sch, loop));
     }
     outer_extents.push_back(extent_j / nr);
-    outer_extents.push_back(extent_i / mr);
+    outer_extents.push_back((extent_i + mr - 1) / mr);
     bool enough_work = loops.total_work >= schedule::kParallelMinWork;
     Choices parallel_choices = {{-1}};
     for (size_t p = 0; enough_work && p < outer_extents.size(); ++p) {
@@ -242,7 +244,12 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
 
     BlockSpace space;
     add_knob(space, name, "tile_j", tile_choices(extent_j, column_tiles), {extent_j / nr, 1, nr});
-    add_knob(space, name, "tile_i", tile_choices(extent_i, row_tiles), {extent_i / mr, 1, mr});
+    // The default's rows need not divide the extent (a last, shorter tile): its value
+    // is then a choice of its own, [row tiles, 1, mr].
+    Choices i_choices = tile_choices(extent_i, row_tiles);
+    const std::vector<int64_t> default_i = {(extent_i + mr - 1) / mr, 1, mr};
+    if (extent_i % mr != 0) i_choices.push_back(default_i);
+    add_knob(space, name, "tile_i", i_choices, default_i);
     add_knob(space, name, "tile_k", factorizations(extent_k, 2), {extent_k, 1});
     add_knob(space, name, "order", {{0}, {1}}, {0});
     add_knob(space, name, "pack", yes_no(loops.packable), {loops.packable ? 1 : 0});

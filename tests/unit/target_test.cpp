@@ -134,5 +134,30 @@ TEST_CASE("the schedule rules' sizes come from the target", "[target]") {
   CHECK(schedule::row_tile(7, 16, testing::avx512()) == 1);
 }
 
+TEST_CASE("the GEMM tile: column tiles to share, a panel in L1, multiply-adds per load",
+          "[target]") {
+  auto tile = [](int64_t rows, int64_t columns, int64_t reduction, const Target& target) {
+    schedule::GemmTile t = schedule::gemm_tile(rows, columns, reduction, target);
+    return std::pair{t.rows, t.columns};
+  };
+  const Target avx512 = testing::avx512();
+  const Target avx2 = testing::avx2();
+  // 1024^3: 16 column tiles of four vectors to share, no panel fits L1 (1024 x 64 floats),
+  // so the most multiply-adds per load: 6 x 4 vectors (24 for 10 loads; the 1024 rows end
+  // in a shorter tile).
+  CHECK(tile(1024, 1024, 1024, avx512) == std::pair<int64_t, int64_t>{6, 64});
+  // BERT's first feed-forward GEMM, 128 x 1024 summed over 256: two vectors keep the
+  // panel (256 x 32 floats, 32 KB) in L1, and 8 rows of them fill 16 registers.
+  CHECK(tile(128, 1024, 256, avx512) == std::pair<int64_t, int64_t>{8, 32});
+  // Its second, 128 x 256 over 1024: four vectors would leave 4 column tiles to share.
+  CHECK(tile(128, 256, 1024, avx512) == std::pair<int64_t, int64_t>{8, 32});
+  // AVX2's 12 accumulators: 3 rows of 4 vectors (12 for 7 loads) against 6 x 2 (12 for 8).
+  CHECK(tile(1024, 1024, 1024, avx2) == std::pair<int64_t, int64_t>{3, 32});
+  // One row: no register tile (the reduction rule takes the product).
+  CHECK(tile(1, 128, 256, avx512).first == 1);
+  // Columns that are not whole vectors: column_tile and row_tile, as before.
+  CHECK(tile(64, 56, 64, avx512) == std::pair<int64_t, int64_t>{8, 28});
+}
+
 }  // namespace
 }  // namespace minic

@@ -40,6 +40,9 @@ inline constexpr int64_t kMinParallelExtent = 8;    // a parallel loop's length,
 inline constexpr int64_t kMaxReductionParts = 16;
 inline constexpr int64_t kMinReductionPart = 64;
 inline constexpr int64_t kMinSplitWork = int64_t{1} << 19;
+// The panel of a GEMM's columns operand that a column tile reads should fit in this much
+// of L1 (32 KB or more on every x86 core of the last decade), where a tile allows it.
+inline constexpr int64_t kPanelBytes = 32 * 1024;
 
 // The f32 lanes of one vector register of a CPU target: the rules count vector tiles in
 // them whatever the element type (16 with AVX-512, 8 with AVX2).
@@ -102,6 +105,25 @@ int64_t column_tile(int64_t extent, int64_t lanes);
 // the largest that divides the extent and whose accumulators (rows times the column
 // tile's vectors) fit in accumulator_registers(target); 1 if none does.
 int64_t row_tile(int64_t extent, int64_t columns, const Target& target);
+
+// A GEMM's register tile: `rows` of the row extent by `columns` of the innermost one.
+struct GemmTile {
+  int64_t rows = 1;
+  int64_t columns = 0;
+};
+
+// The GEMM rule's tile for rows x columns outputs summed over `reduction` products. Where
+// the column extent is whole vectors: 2 to 4 vectors dividing it (1 where 2 do not), by 2
+// to 8 rows (a last, shorter row tile where they do not divide the rows), rows x vectors
+// accumulators within accumulator_registers. Each step of the reduction loads `rows`
+// broadcasts and the vectors for rows x vectors multiply-adds. Tiles compare by, in turn:
+// leaving kMinParallelExtent column tiles or more (the loop the threads share, each
+// packing its own panels); a panel of columns (reduction x columns floats) within
+// kPanelBytes, so that it stays in L1 while every row tile reads it (BERT's 256-long
+// reductions: 2 vectors, 32 KB); the most multiply-adds per load (6 x 4 vectors: 24 for
+// 10 loads; 8 x 2: 16 for 10). Other column extents: column_tile and row_tile. Rows 1
+// where no tile fits.
+GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Target& target);
 
 // Which of loops of these extents (outermost first) runs in parallel: the first of
 // kMinParallelExtent iterations or more, whose threads' shares stay even (3 channel

@@ -10,6 +10,7 @@
 #include "minic/support/error.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace minic::schedule {
 
@@ -138,6 +139,36 @@ int64_t row_tile(int64_t extent, int64_t columns, const Target& target) {
     if (extent % rows == 0 && rows * vectors <= accumulator_registers(target)) return rows;
   }
   return 1;
+}
+
+GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Target& target) {
+  const int64_t lanes = vector_lanes(target);
+  if (columns % lanes != 0) {
+    int64_t nr = column_tile(columns, lanes);
+    return {nr == 0 ? 1 : row_tile(rows, nr, target), nr};
+  }
+  // Candidates compare by (enough column tiles to share, a panel that fits L1, multiply-
+  // adds per load), the first that differs deciding.
+  GemmTile best;
+  std::tuple<bool, bool, double> best_key{false, false, 0.0};
+  for (int64_t vectors = 1; vectors <= 4 && vectors * lanes <= columns; ++vectors) {
+    if (columns % (vectors * lanes) != 0) continue;
+    // One vector (8 multiply-adds for 9 loads) only where two do not divide the columns.
+    if (vectors == 1 && columns % (2 * lanes) == 0) continue;
+    const bool shared = columns / (vectors * lanes) >= kMinParallelExtent;
+    const bool fits = reduction * vectors * lanes * 4 <= kPanelBytes;
+    for (int64_t r = 2; r <= 8 && r <= rows; ++r) {
+      if (r * vectors > accumulator_registers(target)) continue;
+      const double ratio = static_cast<double>(r * vectors) / static_cast<double>(r + vectors);
+      std::tuple<bool, bool, double> key{shared, fits, ratio};
+      if (best.columns == 0 || key > best_key) {
+        best = {r, vectors * lanes};
+        best_key = key;
+      }
+    }
+  }
+  if (best.columns == 0) return {1, column_tile(columns, lanes)};  // fewer than 2 rows
+  return best;
 }
 
 // Fusing the outer loops first would give the threads more even chunks, but the parallel

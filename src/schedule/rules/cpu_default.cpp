@@ -6,10 +6,10 @@
 // with AVX2), and register tiles that fit its vector registers.
 //
 //   gemm-like    a reduction whose body is C = C + A * B (MatMul, Gemm, Conv) whose
-//                innermost output axis has a column tile (column_tile): register
-//                tiling, the schedule of tutorial 4 plus staging. The last two spatial
-//                loops i, j are split into io, ii (8, 4 or 2 rows: row_tile) and jo, ji
-//                (one or two vectors: 16 or 32 columns with AVX-512); the loops become
+//                innermost output axis has a column tile: register tiling, the
+//                schedule of tutorial 4 plus staging. The last two spatial loops i, j
+//                are split into io, ii (mr rows) and jo, ji (nr columns: two to four
+//                vectors), mr x nr as gemm_tile (block_roles.h) weighs it; the loops become
 //                  jo   io   reduction loops   ii (unrolled)   ji (vectorised)
 //                with jo parallel, or io where jo has fewer than 8 iterations;
 //                C's mr x nr tile accumulates in a local buffer (cache_write; the copy
@@ -83,11 +83,12 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   LoopRef j = roles.spatial.back();
   std::optional<LoopRef> i = row_loop(sch, block, roles, operands);
   if (!i) fail("the rows operand depends on no outer spatial loop");
-  int64_t extent_i = extent_of(sch, *i);
-  int64_t nr = column_tile(extent_of(sch, j), vector_lanes(target));
-  if (nr == 0) fail("no column tile divides the innermost spatial extent");
-  int64_t mr = row_tile(extent_i, nr, target);
-  if (mr == 1) fail("no register tile of 2 rows or more fits the row extent");
+  GemmTile tile = gemm_tile(extent_of(sch, *i), extent_of(sch, j), product(sch, roles.reduce),
+                            target);
+  if (tile.columns == 0) fail("no column tile divides the innermost spatial extent");
+  if (tile.rows == 1) fail("no register tile of 2 rows or more fits the row extent");
+  const int64_t mr = tile.rows;
+  const int64_t nr = tile.columns;
   int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
   int columns_read = read_index(block, operands.columns);
 
