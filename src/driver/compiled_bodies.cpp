@@ -36,32 +36,39 @@ std::unique_ptr<Graph> typed_copy(const Graph& body, int opset,
 
 std::optional<std::vector<Tensor>> CompiledBodies::run(const Graph& body, int opset,
                                                        std::span<const Tensor* const> inputs) {
-  std::vector<Compiled>& compiled = models_[&body];
-  auto same_types = [&](const Compiled& entry) {
-    if (entry.types.size() != inputs.size()) return false;
+  auto same_types = [&](const std::unique_ptr<Compiled>& entry) {
+    if (entry->types.size() != inputs.size()) return false;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (entry.types[i] != inputs[i]->type()) return false;
+      if (entry->types[i] != inputs[i]->type()) return false;
     }
     return true;
   };
-  auto it = std::find_if(compiled.begin(), compiled.end(), same_types);
-  if (it == compiled.end()) {
-    Compiled entry;
-    for (const Tensor* input : inputs) entry.types.push_back(input->type());
-    if (std::unique_ptr<Graph> typed = typed_copy(body, opset, inputs)) {
-      entry.model = compile_model(std::move(*typed), options_);
+  Compiled* found = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(models_mutex_);
+    std::vector<std::unique_ptr<Compiled>>& compiled = models_[&body];
+    auto it = std::find_if(compiled.begin(), compiled.end(), same_types);
+    if (it == compiled.end()) {
+      auto entry = std::make_unique<Compiled>();
+      for (const Tensor* input : inputs) entry->types.push_back(input->type());
+      if (std::unique_ptr<Graph> typed = typed_copy(body, opset, inputs)) {
+        entry->model = compile_model(std::move(*typed), options_);
+      }
+      compiled.push_back(std::move(entry));
+      it = compiled.end() - 1;
     }
-    compiled.push_back(std::move(entry));
-    it = compiled.end() - 1;
+    found = it->get();
   }
-  if (!it->model) return std::nullopt;
-  return it->model->run_in_place(inputs);
+  if (!found->model) return std::nullopt;
+  std::lock_guard<std::mutex> running(found->running);
+  return found->model->run_in_place(inputs);
 }
 
 int CompiledBodies::compiled() const {
+  std::lock_guard<std::mutex> lock(models_mutex_);
   int count = 0;
   for (const auto& [body, entries] : models_) {
-    for (const Compiled& entry : entries) count += entry.model != nullptr;
+    for (const std::unique_ptr<Compiled>& entry : entries) count += entry->model != nullptr;
   }
   return count;
 }

@@ -7,11 +7,17 @@
 // shapes depend on values (a Slice at the iteration number) is not compiled; the op's
 // kernel runs it through the reference kernels (src/ops/subgraph.h).
 //
+// Two control-flow steps may run side by side (execution_plan.cpp), each calling run on
+// its own thread: bodies are looked up and compiled under one lock, and each compiled body
+// runs under a lock of its own (its executor's arena is one), so different bodies run at
+// once.
+//
 // Chapter: docs/module2-graph-ir.md#control-flow-if-loop-scan
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,12 +44,14 @@ class CompiledBodies : public BodyEvaluator {
   struct Compiled {
     std::vector<TensorType> types;
     std::unique_ptr<CompiledModel> model;
+    std::mutex running;  // held while the model runs
   };
 
   CompileOptions options_;
   // By body, then by input types (found by comparing them: a body runs at every iteration,
-  // so the lookup allocates nothing).
-  std::map<const Graph*, std::vector<Compiled>> models_;
+  // so the lookup allocates nothing). Entries stay where they are as others are added.
+  std::map<const Graph*, std::vector<std::unique_ptr<Compiled>>> models_;
+  mutable std::mutex models_mutex_;  // guards models_ (lookups, and compiling a body)
 };
 
 }  // namespace minic

@@ -3,9 +3,20 @@
 // Steps:
 //   1. a buffer per graph value the steps touch: inputs, constants, outputs, and the
 //      intermediates between kernels;
-//   2. a step per node, in graph (topological) order, its arguments in parameter order;
-//   3. the lifetime of every intermediate (from the step that writes it to the last step
-//      that reads it) goes to the memory planner, which gives its arena offset.
+//   2. a step per node, in graph (topological) order, its arguments in parameter order,
+//      except that control-flow steps that do not need each other go side by side
+//      (order_steps, below);
+//   3. the lifetime of every intermediate (from the time slot of the step that writes it
+//      to that of the last step that reads it) goes to the memory planner, which gives
+//      its arena offset.
+//
+// Steps side by side. A control-flow step (a Scan, a Loop, an If: its reference kernel
+// runs a body, on one thread, for long) has nothing for a second thread to do; a second
+// one that does not need its results can run on that thread meanwhile: a bidirectional
+// LSTM's two Scans. order_steps moves such steps next to the first of them, with what
+// they need moved before it, and gives them one time slot. Lifetimes count in slots, so
+// the buffers of steps in one slot never share memory, and the executor runs a slot's
+// steps at once (PlanStep::beside_previous).
 //
 // Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #include "execution_plan.h"
@@ -70,6 +81,83 @@ runtime::KernelCall reference_kernel_call(const Node& node, int opset,
   };
 }
 
+namespace {
+
+// True for a step whose reference kernel runs a body (a graph attribute): Scan, Loop, If.
+bool runs_a_body(const Node& node, const runtime::PlanStep& step) {
+  if (step.compiled) return false;
+  return std::any_of(node.attributes.begin(), node.attributes.end(), [](const auto& entry) {
+    return std::holds_alternative<GraphAttribute>(entry.second);
+  });
+}
+
+// The nodes in the order their steps run, and each one's time slot (steps side by side
+// share one; see the top of this file).
+struct StepOrder {
+  std::vector<Node*> nodes;
+  std::vector<int> slots;
+};
+
+// needs[b][a]: node b reads, through some path, what node a writes (indices of `nodes`,
+// a topological order).
+std::vector<std::vector<bool>> dependences(const std::vector<Node*>& nodes) {
+  std::unordered_map<const Node*, size_t> index;
+  for (size_t n = 0; n < nodes.size(); ++n) index[nodes[n]] = n;
+  std::vector<std::vector<bool>> needs(nodes.size(), std::vector<bool>(nodes.size(), false));
+  for (size_t b = 0; b < nodes.size(); ++b) {
+    for (const Value* input : nodes[b]->inputs()) {
+      if (!input || !input->producer()) continue;
+      size_t a = index.at(input->producer());
+      needs[b][a] = true;
+      for (size_t c = 0; c < a; ++c) needs[b][c] = needs[b][c] || needs[a][c];
+    }
+  }
+  return needs;
+}
+
+StepOrder order_steps(const Graph& graph,
+                      const std::map<const Node*, runtime::PlanStep>& steps) {
+  std::vector<Node*> nodes = graph.nodes();
+  std::vector<bool> body(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n) body[n] = runs_a_body(*nodes[n], steps.at(nodes[n]));
+  StepOrder order;
+  if (std::count(body.begin(), body.end(), true) < 2) {
+    order.nodes = nodes;
+    for (size_t n = 0; n < nodes.size(); ++n) order.slots.push_back(static_cast<int>(n));
+    return order;
+  }
+  std::vector<std::vector<bool>> needs = dependences(nodes);
+  std::vector<bool> placed(nodes.size(), false);
+  int slot = 0;
+  auto place = [&](size_t n, bool beside) {
+    order.nodes.push_back(nodes[n]);
+    order.slots.push_back(beside ? slot - 1 : slot++);
+    placed[n] = true;
+  };
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (placed[n]) continue;
+    if (!body[n]) {
+      place(n, false);
+      continue;
+    }
+    // The later body steps that need none of the group's results join it.
+    std::vector<size_t> group = {n};
+    for (size_t m = n + 1; m < nodes.size(); ++m) {
+      bool apart = std::none_of(group.begin(), group.end(), [&](size_t g) { return needs[m][g]; });
+      if (body[m] && !placed[m] && apart) group.push_back(m);
+    }
+    // What they need comes first (none of it needs the group: its members are apart).
+    for (size_t a = n + 1; a < nodes.size(); ++a) {
+      bool needed = std::any_of(group.begin(), group.end(), [&](size_t g) { return needs[g][a]; });
+      if (needed && !placed[a]) place(a, false);
+    }
+    for (size_t g = 0; g < group.size(); ++g) place(group[g], g > 0);
+  }
+  return order;
+}
+
+}  // namespace
+
 runtime::ExecutionPlan build_execution_plan(
     const Graph& graph, const std::map<const Node*, runtime::PlanStep>& steps) {
   runtime::ExecutionPlan plan;
@@ -90,20 +178,22 @@ runtime::ExecutionPlan build_execution_plan(
                                                          : runtime::BufferKind::intermediate);
   };
 
-  // Steps, and the first and last step that touch each buffer.
+  // Steps, and the first and last time slot that touch each buffer.
   std::unordered_map<int, BufferLifetime> lifetimes;
-  std::vector<Node*> nodes = graph.nodes();
-  for (size_t s = 0; s < nodes.size(); ++s) {
-    runtime::PlanStep step = steps.at(nodes[s]);
+  StepOrder order = order_steps(graph, steps);
+  for (size_t s = 0; s < order.nodes.size(); ++s) {
+    const Node& node = *order.nodes[s];
+    const int slot = order.slots[s];
+    runtime::PlanStep step = steps.at(&node);
     step.args.clear();
-    step.num_outputs = static_cast<int>(nodes[s]->outputs().size());
-    for (const Value* value : kernel_arguments(*nodes[s])) {
+    step.num_outputs = static_cast<int>(node.outputs().size());
+    step.beside_previous = s > 0 && order.slots[s - 1] == slot;
+    for (const Value* value : kernel_arguments(node)) {
       int b = buffer_for(value);
       step.args.push_back(b);
-      auto [it, fresh] = lifetimes.try_emplace(b, BufferLifetime{value->type.num_bytes(),
-                                                                 static_cast<int>(s),
-                                                                 static_cast<int>(s)});
-      if (!fresh) it->second.last_step = static_cast<int>(s);
+      auto [it, fresh] =
+          lifetimes.try_emplace(b, BufferLifetime{value->type.num_bytes(), slot, slot});
+      if (!fresh) it->second.last_step = std::max(it->second.last_step, slot);
     }
     plan.steps.push_back(std::move(step));
   }

@@ -49,6 +49,12 @@ void HostDevice::launch(const KernelCall& kernel, void** args) {
   kernel(args);
 }
 
+void HostDevice::run_side_by_side(int64_t n, const std::function<void(int64_t)>& task) {
+  pool_.parallel_for(n, [&task](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) task(k);
+  });
+}
+
 double HostDevice::launch_timed(const KernelCall& kernel, void** args) {
   auto start = std::chrono::steady_clock::now();
   launch(kernel, args);

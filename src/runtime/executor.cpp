@@ -5,7 +5,8 @@
 // the device where its memory is its own). A run then
 //   1. binds the inputs: in place on the host, else copied to the device;
 //   2. makes the result tensors, which the steps write in place on the host;
-//   3. runs the steps in order, each on its arguments' addresses;
+//   3. runs the steps in order, each on its arguments' addresses, and steps planned side
+//      by side (PlanStep::beside_previous) at once, on the device's threads;
 //   4. synchronises, and gives back the outputs (copied from the device where its memory
 //      is its own; an output that is an input or a constant is always a copy).
 //
@@ -94,9 +95,17 @@ std::vector<Tensor> Executor::run_in_place(std::span<const Tensor* const> inputs
     results.emplace_back(plan_.buffers[b].type);
     if (in_place) address[b] = results.back().bytes().data();
   }
-  // 3. The steps.
+  // 3. The steps, in order; steps planned side by side at once.
   std::vector<void*> args;
-  for (const PlanStep& step : plan_.steps) {
+  for (size_t s = 0; s < plan_.steps.size();) {
+    size_t last = s + 1;
+    while (last < plan_.steps.size() && plan_.steps[last].beside_previous) ++last;
+    if (last - s > 1) {
+      run_side_by_side(s, last, address, profile);
+      s = last;
+      continue;
+    }
+    const PlanStep& step = plan_.steps[s++];
     args.clear();
     for (int b : step.args) args.push_back(address[b]);
     double milliseconds = run_step(step, args, profile != nullptr);
@@ -135,6 +144,21 @@ double Executor::run_step(const PlanStep& step, std::vector<void*>& args, bool t
   run_reference_step(step, args);
   std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
   return timed ? took.count() : 0;
+}
+
+void Executor::run_side_by_side(size_t first, size_t last, const std::vector<void*>& address,
+                                std::vector<StepProfile>* profile) {
+  std::vector<std::vector<void*>> args(last - first);
+  std::vector<double> milliseconds(last - first, 0.0);
+  device_->run_side_by_side(static_cast<int64_t>(last - first), [&](int64_t k) {
+    const PlanStep& step = plan_.steps[first + static_cast<size_t>(k)];
+    for (int b : step.args) args[k].push_back(address[b]);
+    milliseconds[k] = run_step(step, args[k], profile != nullptr);
+  });
+  for (size_t s = first; profile && s < last; ++s) {
+    const PlanStep& step = plan_.steps[s];
+    profile->push_back({step.kernel, step.op, step.compiled, milliseconds[s - first]});
+  }
 }
 
 // Reference kernels run on the host, on host memory: on a device with memory of its own,

@@ -115,3 +115,55 @@ TEST_CASE("Scan and If bodies compile, each branch for itself, one returning its
   require_agrees(*model, reference, {Tensor::scalar<bool>(false), s0, xs});
   REQUIRE(model->compiled_bodies() == 3);
 }
+
+TEST_CASE("two Scans that do not need each other run side by side, their buffers apart",
+          "[driver][control]") {
+  // A forward and a backward recurrence over the same rows, as a bidirectional RNN has;
+  // the backward one's input (its own Mul) comes after the forward Scan in graph order.
+  const char* text =
+      R"(graph g(%s0: f32[3], %xs: f32[5,3], %w: f32[3]) -> (%y: f32[5,3], %z: f32[5,3]) opset 17 {
+  %a = Mul(%xs, %w) : f32[5,3]
+  %s, %y = Scan(%s0, %a) {body=graph step(%s: ?, %x: ?) -> (%n: ?, %n: ?) {
+      %p = Mul(%s, %x) : ?
+      %n = Tanh(%p) : ?
+      return %n, %n
+    }, num_scan_inputs=1} : f32[3], f32[5,3]
+  %b = Add(%xs, %w) : f32[5,3]
+  %t, %z = Scan(%s0, %b) {body=graph back(%s: ?, %x: ?) -> (%n: ?, %n: ?) {
+      %q = Add(%s, %x) : ?
+      %n = Sigmoid(%q) : ?
+      return %n, %n
+    }, num_scan_inputs=1, scan_input_directions=[1]} : f32[3], f32[5,3]
+  return %y, %z
+})";
+  Graph reference = typed_graph(text);
+  CompileOptions options;
+  options.threads = 2;
+  std::unique_ptr<CompiledModel> model = compile_model(typed_graph(text), options);
+  // The plan: both Muls and Adds first, then the two Scans, the second beside the first.
+  const runtime::ExecutionPlan& plan = model->plan();
+  REQUIRE(plan.steps.size() == 4);
+  CHECK(plan.steps[2].op == "Scan");
+  CHECK(plan.steps[3].op == "Scan");
+  CHECK_FALSE(plan.steps[2].beside_previous);
+  CHECK(plan.steps[3].beside_previous);
+  // The intermediates of the two Scans (a and b, read while both run) share no bytes.
+  auto range_of = [&](const std::string& name) {
+    for (const runtime::PlanBuffer& buffer : plan.buffers) {
+      if (buffer.name == name) {
+        return std::pair{buffer.arena_offset, buffer.arena_offset + buffer.type.num_bytes()};
+      }
+    }
+    FAIL("no buffer " << name);
+    return std::pair<int64_t, int64_t>{0, 0};
+  };
+  auto [a_begin, a_end] = range_of("a");
+  auto [b_begin, b_end] = range_of("b");
+  CHECK((a_end <= b_begin || b_end <= a_begin));
+  // Run at once on two threads, the Scans compute what the interpreter does, every time.
+  Tensor s0 = floats({3}, {0.5f, -1, 2});
+  Tensor xs = floats({5, 3}, {1, 0.5f, -0.5f, 0.25f, 1, 2, -1, 0, 0.5f, 2, -2, 1, 0, 1, -1});
+  Tensor w = floats({3}, {0.5f, 2, -1});
+  for (int run = 0; run < 20; ++run) require_agrees(*model, reference, {s0, xs, w});
+  CHECK(model->compiled_bodies() == 2);
+}

@@ -71,6 +71,12 @@ class Device {
   virtual double launch_timed(const KernelCall& kernel, void** args) = 0;
   // Returns when every launch so far has finished.
   virtual void synchronize() = 0;
+
+  // Runs task(0) .. task(n - 1), at the same time where the device has host threads to
+  // run them on (the executor's steps side by side); by default one after another.
+  virtual void run_side_by_side(int64_t n, const std::function<void(int64_t)>& task) {
+    for (int64_t k = 0; k < n; ++k) task(k);
+  }
 };
 
 // The host CPU: memory from the C++ allocator, copies by memcpy, kernels on the calling
@@ -93,6 +99,9 @@ class HostDevice : public Device {
   double launch_timed(const KernelCall& kernel, void** args) override;
   // Launches run to the end before they return: nothing to wait for.
   void synchronize() override {}
+  // The tasks share the pool's threads, one at a time each; a parallel loop inside a task
+  // then runs on its task's thread alone (thread_pool.h).
+  void run_side_by_side(int64_t n, const std::function<void(int64_t)>& task) override;
 
   int num_threads() const { return pool_.num_threads(); }
 

@@ -52,6 +52,9 @@ struct PlanStep {
   std::string function;   // the compiled function `call` runs: the kernel's own, or that of
                           // another kernel of the same workload (compiled once); empty for
                           // a reference kernel
+  bool beside_previous = false;  // runs at the same time as the step before it: neither
+                                 // needs the other, and their buffers are apart
+                                 // (src/driver/execution_plan.cpp)
 };
 
 struct ExecutionPlan {
@@ -100,6 +103,9 @@ class Executor {
   void* allocate(int64_t bytes);
   // One step, on `args` (device addresses); the milliseconds it took when `timed`.
   double run_step(const PlanStep& step, std::vector<void*>& args, bool timed);
+  // Steps [first, last) at once (each beside the one before it), on `address`.
+  void run_side_by_side(size_t first, size_t last, const std::vector<void*>& address,
+                        std::vector<StepProfile>* profile);
   void run_reference_step(const PlanStep& step, std::vector<void*>& args);
 
   ExecutionPlan plan_;
