@@ -113,7 +113,7 @@ struct GemmTile {
 };
 
 // The GEMM rule's tile for rows x columns outputs summed over `reduction` products. Where
-// the column extent is whole vectors: 2 to 4 vectors dividing it (1 where 2 do not), by 2
+// the column extent is whole vectors: 2 or 4 vectors dividing it (1 where 2 do not), by 2
 // to 8 rows (a last, shorter row tile where they do not divide the rows), rows x vectors
 // accumulators within accumulator_registers. Each step of the reduction loads `rows`
 // broadcasts and the vectors for rows x vectors multiply-adds. Tiles compare by, in turn:

@@ -8,7 +8,7 @@
 //   gemm-like    a reduction whose body is C = C + A * B (MatMul, Gemm, Conv) whose
 //                innermost output axis has a column tile: register tiling, the
 //                schedule of tutorial 4 plus staging. The last two spatial loops i, j
-//                are split into io, ii (mr rows) and jo, ji (nr columns: two to four
+//                are split into io, ii (mr rows) and jo, ji (nr columns: two or four
 //                vectors), mr x nr as gemm_tile (block_roles.h) weighs it; the loops become
 //                  jo   io   reduction loops   ii (unrolled)   ji (vectorised)
 //                with jo parallel, or io where jo has fewer than 8 iterations;
