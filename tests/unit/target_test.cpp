@@ -119,11 +119,13 @@ TEST_CASE("the schedule rules' sizes come from the target", "[target]") {
   CHECK(schedule::vector_lanes(testing::avx2()) == 8);
   CHECK(schedule::accumulator_registers(testing::avx512()) == 24);
   CHECK(schedule::accumulator_registers(testing::avx2()) == 12);
-  // Column tiles of one or two vectors, else a divisor of the width from 7.
+  // Column tiles of one or two vectors (one with a shorter last tile where the width is
+  // not whole vectors), else, below a vector, a divisor of the width from 7.
   CHECK(schedule::column_tile(256, 16) == 32);
   CHECK(schedule::column_tile(256, 8) == 16);
-  CHECK(schedule::column_tile(56, 16) == 28);
+  CHECK(schedule::column_tile(56, 16) == 16);
   CHECK(schedule::column_tile(56, 8) == 8);
+  CHECK(schedule::column_tile(14, 16) == 14);
   CHECK(schedule::column_tile(5, 8) == 0);
   // Rows of the register tile: 8 x two zmm fit AVX-512's 24 accumulators; with AVX2's 12,
   // two ymm of columns leave room for 4 rows, one ymm for 8.
@@ -158,7 +160,7 @@ TEST_CASE("the GEMM tile: column tiles to share, a panel in L1, multiply-adds pe
   // 96 columns: two vectors, not three (a 48-lane vector compiles badly).
   CHECK(tile(1024, 96, 1024, avx512) == std::pair<int64_t, int64_t>{8, 32});
   // Columns that are not whole vectors: column_tile and row_tile, as before.
-  CHECK(tile(64, 56, 64, avx512) == std::pair<int64_t, int64_t>{8, 28});
+  CHECK(tile(64, 56, 64, avx512) == std::pair<int64_t, int64_t>{8, 16});
 }
 
 }  // namespace

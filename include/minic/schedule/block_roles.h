@@ -97,8 +97,9 @@ std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_
 // loop anew at each call, so loops are told apart by their variables).
 std::vector<LoopRef> loops_below(Schedule& sch, const BlockRef& block, const LoopRef& above);
 
-// The column tile: one or two vectors of `lanes` where the extent allows; else the
-// largest divisor of the extent from 7 to two vectors; 0 if there is none.
+// The column tile: one or two vectors of `lanes` where they divide the extent; one vector
+// (and a shorter last tile) where the extent is longer but not whole vectors; else the
+// largest divisor of the extent from 7; 0 if there is none.
 int64_t column_tile(int64_t extent, int64_t lanes);
 
 // The register tile's rows for a row extent and a column tile of `columns`: 8, 4 or 2,
