@@ -229,7 +229,7 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     for (const LoopRef& loop : loops.others) {
       outer_extents.push_back(schedule::extent_of(sch, loop));
     }
-    outer_extents.push_back(extent_j / nr);
+    outer_extents.push_back((extent_j + nr - 1) / nr);
     outer_extents.push_back((extent_i + mr - 1) / mr);
     bool enough_work = loops.total_work >= schedule::kParallelMinWork;
     Choices parallel_choices = {{-1}};
@@ -243,9 +243,12 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     int64_t default_parallel = enough_work && chosen ? static_cast<int64_t>(*chosen) : -1;
 
     BlockSpace space;
-    add_knob(space, name, "tile_j", tile_choices(extent_j, column_tiles), {extent_j / nr, 1, nr});
-    // The default's rows need not divide the extent (a last, shorter tile): its value
-    // is then a choice of its own, [row tiles, 1, mr].
+    // The default's columns and rows need not divide their extents (a last, shorter
+    // tile): its value is then a choice of its own, [tiles, 1, nr] or [tiles, 1, mr].
+    Choices j_choices = tile_choices(extent_j, column_tiles);
+    const std::vector<int64_t> default_j = {(extent_j + nr - 1) / nr, 1, nr};
+    if (extent_j % nr != 0) j_choices.push_back(default_j);
+    add_knob(space, name, "tile_j", j_choices, default_j);
     Choices i_choices = tile_choices(extent_i, row_tiles);
     const std::vector<int64_t> default_i = {(extent_i + mr - 1) / mr, 1, mr};
     if (extent_i % mr != 0) i_choices.push_back(default_i);

@@ -96,13 +96,12 @@ bool is_strided_pointwise(const ConvAttributes& a) {
          all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
 }
 
-// The flattened position count that column tiles divide: `vectors` vectors of the
-// target's f32 lanes (16 with AVX-512, 8 with AVX2), as the schedule rules count them. A
-// GPU's rules spread positions over threads, with a guard for the last block: no padding
-// (1).
-int64_t position_multiple(const ComputeContext& ctx, int64_t vectors = 1) {
+// The flattened position count that column tiles divide: one vector of the target's f32
+// lanes (16 with AVX-512, 8 with AVX2), as the schedule rules count them. A GPU's rules
+// spread positions over threads, with a guard for the last block: no padding (1).
+int64_t position_multiple(const ComputeContext& ctx) {
   if (ctx.target().is_cuda()) return 1;
-  return vectors * ctx.target().vector_lanes(DType::f32);
+  return ctx.target().vector_lanes(DType::f32);
 }
 
 // e * s, e / s and e % s (floor division) for a stride s, written plainly when s is 1, so
@@ -137,8 +136,8 @@ bool has_unit_dilations(const ConvAttributes& a) {
 // (oh, ow) is flat position p = oh * width + ow, and tap (kh, kw) reads the copy at
 // p + kh * width + kw: an offset that moves one element per position, so the positions
 // vectorise. The columns ow >= W_out of each row (`width` is W_out + KW - 1) are computed
-// and thrown away, and so are the positions after the last row up to a multiple of two
-// vectors (position_multiple), which is what the GEMM rule's column tiles need: a 7 x 7
+// and thrown away, and so are the positions after the last row up to a multiple of a
+// vector (position_multiple), which is what the GEMM rule's column tiles need: a 7 x 7
 // output is 49 positions computed as 64.
 //
 //   pad[n, c, q]       = X[n, c, q / width - pad_top, q % width - pad_left], 0 outside
@@ -168,9 +167,10 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
   const int64_t group_out = w.dim(0) / a.group;  // output channels per group
   const int64_t out_rows = g.output[0];
   const int64_t width = g.output[1] + (g.kernel[1] - 1) / sw;
-  // Whole pairs of vectors, so that the GEMM rule has a column tile of two vectors to
-  // choose (53 vectors would leave it one).
-  const int64_t multiple = position_multiple(ctx, 2);
+  // Whole vectors: the GEMM rule's column tiles of two or four vectors end in a shorter
+  // tile of one or two (gemm_tile), and every position rounded up is work thrown away (a
+  // 28 x 28 output is 784 positions, 800 in pairs of vectors).
+  const int64_t multiple = position_multiple(ctx);
   const int64_t positions = (out_rows * width + multiple - 1) / multiple * multiple;
   // The thrown-away positions past the last row, and the last row's thrown-away columns,
   // read up to ((kernel[0] - 1) / sh) * width + (kernel[1] - 1) / sw elements past the

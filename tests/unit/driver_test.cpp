@@ -61,7 +61,7 @@ TEST_CASE("a MatMul tiled by the GEMM rule matches the interpreter", "[driver]")
   return %c
 })";
   // The rule applied with the target's sizes (gemm_tile: the most multiply-adds per load
-  // that the registers hold, in tiles of two or four vectors that divide the 96 columns).
+  // that the registers hold, in tiles of two or four vectors).
   // AVX2 (x86-64-v3, which every machine these tests run on has): a 3x32 accumulator tile
   // (4 vectors of 8: 12 registers) and a packed 48x32 panel of b (flattened).
   CompileOptions avx2;
@@ -69,14 +69,14 @@ TEST_CASE("a MatMul tiled by the GEMM rule matches the interpreter", "[driver]")
   std::string kernels = check_against_interpreter(matmul, avx2);
   CHECK_THAT(kernels, Catch::Contains("alloc c_local: f32[96] local"));
   CHECK_THAT(kernels, Catch::Contains("alloc b_global: f32[1536]"));
-  // AVX-512 (compiled, not run: this machine may lack it): 8x32 (2 vectors of 16: 16
-  // registers; four do not divide 96), and a 48x32 panel.
+  // AVX-512 (compiled, not run: this machine may lack it): 6x64 (4 vectors of 16: 24
+  // registers; the last 32 columns a shorter tile), and a 48x64 panel.
   CompileOptions avx512;
   avx512.target = testing::avx512();
   std::string wide =
       loop::print_module(compile_model(graph_from_text(matmul), avx512)->kernels());
-  CHECK_THAT(wide, Catch::Contains("alloc c_local: f32[256] local"));
-  CHECK_THAT(wide, Catch::Contains("alloc b_global: f32[1536]"));
+  CHECK_THAT(wide, Catch::Contains("alloc c_local: f32[384] local"));
+  CHECK_THAT(wide, Catch::Contains("alloc b_global: f32[3072]"));
 }
 
 TEST_CASE("a batched MatMul with a bias and Relu epilogue matches the interpreter",

@@ -157,8 +157,13 @@ TEST_CASE("the GEMM tile: column tiles to share, a panel in L1, multiply-adds pe
   CHECK(tile(1024, 1024, 1024, avx2) == std::pair<int64_t, int64_t>{3, 32});
   // One row: no register tile (the reduction rule takes the product).
   CHECK(tile(1, 128, 256, avx512).first == 1);
-  // 96 columns: two vectors, not three (a 48-lane vector compiles badly).
-  CHECK(tile(1024, 96, 1024, avx512) == std::pair<int64_t, int64_t>{8, 32});
+  // 96 columns: four vectors and a last tile of two, never three (a 48-lane vector
+  // compiles badly): 176 columns, which would leave three, take two vectors.
+  CHECK(tile(1024, 96, 1024, avx512) == std::pair<int64_t, int64_t>{6, 64});
+  CHECK(tile(1024, 176, 1024, avx512) == std::pair<int64_t, int64_t>{8, 32});
+  // A grouped 1 x 1 convolution over 28 x 28 = 784 positions: 12 tiles of four vectors
+  // and one of one.
+  CHECK(tile(112, 784, 28, avx512) == std::pair<int64_t, int64_t>{6, 64});
   // Columns that are not whole vectors: column_tile and row_tile, as before.
   CHECK(tile(64, 56, 64, avx512) == std::pair<int64_t, int64_t>{8, 16});
 }

@@ -114,9 +114,10 @@ struct GemmTile {
 };
 
 // The GEMM rule's tile for rows x columns outputs summed over `reduction` products. Where
-// the column extent is whole vectors: 2 or 4 vectors dividing it (1 where 2 do not), by 2
-// to 8 rows (a last, shorter row tile where they do not divide the rows), rows x vectors
-// accumulators within accumulator_registers. Each step of the reduction loads `rows`
+// the column extent is whole vectors: 2 or 4 vectors (1 where the extent is one), the last
+// column tile one or two vectors where they do not divide it (never three: a 48-lane
+// vector compiles badly), by 2 to 8 rows (a last, shorter row tile likewise), rows x
+// vectors accumulators within accumulator_registers. Each step of the reduction loads `rows`
 // broadcasts and the vectors for rows x vectors multiply-adds. Tiles compare by, in turn:
 // leaving kMinParallelExtent column tiles or more (the loop the threads share, each
 // packing its own panels); a panel of columns (reduction x columns floats) within

@@ -151,13 +151,17 @@ GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Targe
   // adds per load), the first that differs deciding.
   GemmTile best;
   std::tuple<bool, bool, double> best_key{false, false, 0.0};
-  // Powers of two only: LLVM splits a vector of 3 x 16 floats badly (a 1024 x 96 MatMul ran
-  // at 4 GFLOP/s with 48-lane tiles, at 156 with 32).
+  // Powers of two only, for the tiles and for the last, shorter one: LLVM splits a vector
+  // of 3 x 16 floats badly (a 1024 x 96 MatMul ran at 4 GFLOP/s with 48-lane tiles, at 156
+  // with 32).
   for (int64_t vectors = 1; vectors <= 4 && vectors * lanes <= columns; vectors *= 2) {
-    if (columns % (vectors * lanes) != 0) continue;
-    // One vector (8 multiply-adds for 9 loads) only where two do not divide the columns.
-    if (vectors == 1 && columns % (2 * lanes) == 0) continue;
-    const bool shared = columns / (vectors * lanes) >= kMinParallelExtent;
+    // A last, shorter tile of one or two vectors (never three).
+    const int64_t tail = columns % (vectors * lanes);
+    if (tail != 0 && tail != lanes && tail != 2 * lanes) continue;
+    // One vector (8 multiply-adds for 9 loads) only where the columns are one vector.
+    if (vectors == 1 && columns > lanes) continue;
+    const int64_t tiles = (columns + vectors * lanes - 1) / (vectors * lanes);
+    const bool shared = tiles >= kMinParallelExtent;
     const bool fits = reduction * vectors * lanes * 4 <= kPanelBytes;
     for (int64_t r = 2; r <= 8 && r <= rows; ++r) {
       if (r * vectors > accumulator_registers(target)) continue;
