@@ -37,12 +37,13 @@ bool all_at_least(const Shape& values, int64_t value) {
   return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v >= value; });
 }
 
-// True for a pointwise convolution: 1x1 kernel, stride 1, no dilation, no padding, one
-// group. It is a matrix product over flattened spatial positions.
+// True for a pointwise convolution: 1x1 kernel, stride 1, no dilation, no padding. It is
+// a matrix product over flattened spatial positions (with groups, one per group: output
+// channel m reads the input channels of its group only).
 bool is_pointwise(const ConvAttributes& a) {
   const WindowGeometry& g = a.window;
-  return a.group == 1 && all_equal(g.kernel, 1) && all_equal(g.strides, 1) &&
-         all_equal(g.dilations, 1) && all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
+  return all_equal(g.kernel, 1) && all_equal(g.strides, 1) && all_equal(g.dilations, 1) &&
+         all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
 }
 
 // A pointwise convolution as the GEMM it is: sum[n, m, p] = sum over c of X[n, c, p] *
@@ -71,7 +72,13 @@ std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
   ComputeTensor sum = ctx.reduce(
       "conv", {acc, {type.shape[0], type.shape[1], positions}}, {w.dim(1)}, Reducer::sum,
       [&](const Indices& i, const Indices& r) {
-        Indices at_x = {i[0], r[0]};
+        // Output channel m reads input channel c of its group, m / group_out.
+        loop::Expr channel = r[0];
+        if (a.group > 1) {
+          const int64_t group_out = w.dim(0) / a.group;
+          channel = loop::FloorDiv::make(i[1], index(group_out)) * w.dim(1) + channel;
+        }
+        Indices at_x = {i[0], channel};
         Indices at_w = {i[1], r[0]};
         for (const loop::Expr& position : unflatten(i[2])) at_x.push_back(position);
         for (size_t axis = 0; axis < spatial.size(); ++axis) at_w.push_back(index(0));
