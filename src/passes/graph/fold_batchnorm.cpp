@@ -28,7 +28,8 @@
 // this pass no inference BatchNormalization with constant parameters remains.
 //
 // Algorithm: for each BatchNormalization in node order, compute s and t; try the Conv fold,
-// the Gemm fold, the MatMul fold; if none applies, write x * s + t. Then restore the
+// the Gemm fold, the MatMul fold; if none applies, write x * s + t (and say why for
+// `minic explain`, as for a BatchNormalization that stays). Then restore the
 // topological order if nodes were added, and drop the replaced constants.
 //
 // Before:
@@ -43,6 +44,7 @@
 
 #include "graph_edit.h"
 #include "minic/ops/op.h"
+#include "minic/support/explain.h"
 
 #include <cmath>
 
@@ -245,6 +247,25 @@ void write_as_affine(Graph& graph, Node& bn, const ChannelAffine& affine) {
   edit::replace_node(graph, &bn, y, add->output(0), /*take_name=*/true);
 }
 
+// Why `bn` (with constant parameters) did not fold into the node before it, for `minic
+// explain`: it is then written as x * s + t.
+std::string no_fold_reason(const Graph& graph, const Node& bn) {
+  const Value* x = bn.input(0);
+  const Node* producer = x->producer();
+  if (!producer) return fmt::format("its input %{} is a graph input", x->name());
+  if (!edit::used_only_by(graph, x, &bn)) {
+    return fmt::format("%{} has another reader, which needs the value before normalisation",
+                       x->name());
+  }
+  const std::string_view op = producer->op;
+  if (op == "Conv" || op == "Gemm" || op == "MatMul" || op == "Add") {
+    return fmt::format("{} %{} does not take it: its weights or bias are not constants of "
+                       "the shape the fold needs", producer->op, x->name());
+  }
+  return fmt::format("it follows {} %{}, which has no weights to scale", producer->op,
+                     x->name());
+}
+
 }  // namespace
 
 void fold_batchnorm(Graph& graph) {
@@ -255,9 +276,16 @@ void fold_batchnorm(Graph& graph) {
   for (Node* node : graph.nodes()) {
     if (node->op != "BatchNormalization") continue;
     std::optional<ChannelAffine> affine = read_batchnorm(graph, *node);
-    if (!affine) continue;
+    if (!affine) {
+      explain::note("BatchNormalization %{} stays: it is not in inference form with a "
+                    "constant scale, bias, mean and variance of one entry per channel",
+                    node->output(0)->name());
+      continue;
+    }
     if (!fold_into_conv(graph, *node, *affine) && !fold_into_gemm(graph, *node, *affine) &&
         !fold_into_matmul(graph, *node, *affine, added)) {
+      explain::note("BatchNormalization %{} is written as x * s + t: {}",
+                    node->output(0)->name(), no_fold_reason(graph, *node));
       write_as_affine(graph, *node, *affine);
       added = true;
     }
