@@ -255,45 +255,15 @@ std::optional<std::vector<size_t>> iter_var_positions(const Block& block,
   return positions;
 }
 
-namespace {
-
-// Adds scale * expr to `terms` (a variable's coefficient) where expr is a sum of variables
-// times constants; false for anything else.
-bool add_linear_terms(const Expr& expr, int64_t scale,
-                      std::vector<std::pair<const loop::Var*, int64_t>>& terms) {
-  if (const auto* var = expr.as<loop::Var>()) {
-    terms.emplace_back(var, scale);
-    return true;
-  }
-  if (const auto* add = expr.as<loop::Add>()) {
-    return add_linear_terms(add->a, scale, terms) && add_linear_terms(add->b, scale, terms);
-  }
-  if (const auto* mul = expr.as<loop::Mul>()) {
-    if (auto factor = loop::as_const_int(mul->b)) {
-      return add_linear_terms(mul->a, scale * *factor, terms);
-    }
-    if (auto factor = loop::as_const_int(mul->a)) {
-      return add_linear_terms(mul->b, scale * *factor, terms);
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 std::optional<std::vector<IndexDigit>> row_major_digits(const Block& block, const Expr& index) {
-  std::vector<std::pair<const loop::Var*, int64_t>> terms;
-  if (!add_linear_terms(index, 1, terms)) return std::nullopt;
+  std::optional<loop::Linear> linear = loop::linearize(index);
+  if (!linear || linear->constant != 0) return std::nullopt;
   std::vector<IndexDigit> digits;
-  for (const auto& [var, stride] : terms) {
-    auto same = [var = var](const loop::IterVar& iter) { return iter.var.as<loop::Var>() == var; };
+  for (const auto& [var, stride] : linear->terms) {
+    auto same = [&var = var](const loop::IterVar& iter) { return iter.var.same_as(var); };
     auto it = std::find_if(block.iter_vars.begin(), block.iter_vars.end(), same);
     if (it == block.iter_vars.end()) return std::nullopt;
-    size_t position = static_cast<size_t>(it - block.iter_vars.begin());
-    for (const IndexDigit& digit : digits) {
-      if (digit.position == position) return std::nullopt;  // a variable twice
-    }
-    digits.push_back({position, stride});
+    digits.push_back({static_cast<size_t>(it - block.iter_vars.begin()), stride});
   }
   std::sort(digits.begin(), digits.end(),
             [](const IndexDigit& a, const IndexDigit& b) { return a.stride > b.stride; });

@@ -14,61 +14,6 @@
 namespace minic::loop {
 namespace {
 
-// An index as constant + sum of coefficient * variable.
-struct Linear {
-  std::vector<std::pair<Expr, int64_t>> terms;
-  int64_t constant = 0;
-
-  void add_term(const Expr& var, int64_t coefficient) {
-    for (auto& [existing, value] : terms) {
-      if (existing.same_as(var)) {
-        value += coefficient;
-        return;
-      }
-    }
-    terms.emplace_back(var, coefficient);
-  }
-  void add(const Linear& other, int64_t sign) {
-    for (const auto& [var, coefficient] : other.terms) add_term(var, sign * coefficient);
-    constant += sign * other.constant;
-  }
-};
-
-std::optional<Linear> linearize(const Expr& expr) {
-  Linear result;
-  if (std::optional<int64_t> value = as_const_int(expr)) {
-    result.constant = *value;
-    return result;
-  }
-  if (expr.as<Var>()) {
-    result.add_term(expr, 1);
-    return result;
-  }
-  auto both = [&](const Expr& a, const Expr& b, int64_t sign) -> std::optional<Linear> {
-    std::optional<Linear> left = linearize(a);
-    std::optional<Linear> right = left ? linearize(b) : std::nullopt;
-    if (!right) return std::nullopt;
-    left->add(*right, sign);
-    return left;
-  };
-  if (const auto* node = expr.as<Add>()) return both(node->a, node->b, 1);
-  if (const auto* node = expr.as<Sub>()) return both(node->a, node->b, -1);
-  if (const auto* node = expr.as<Mul>()) {
-    std::optional<int64_t> factor = as_const_int(node->b);
-    Expr other = node->a;
-    if (!factor) {
-      factor = as_const_int(node->a);
-      other = node->b;
-    }
-    std::optional<Linear> inner = factor ? linearize(other) : std::nullopt;
-    if (!inner) return std::nullopt;
-    Linear scaled;
-    scaled.add(*inner, *factor);
-    return scaled;
-  }
-  return std::nullopt;
-}
-
 std::unordered_set<const Var*> vars_of(const Expr& expr) {
   std::unordered_set<const Var*> vars;
   uses_any_var(expr, [&vars](const Var* var) {

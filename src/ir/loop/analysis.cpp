@@ -253,6 +253,56 @@ IntBound bound_of(const Expr& expr, const VarBounds& bounds) {
   return BoundEvaluator(bounds).eval(expr);
 }
 
+void Linear::add_term(const Expr& var, int64_t coefficient) {
+  for (auto& [existing, value] : terms) {
+    if (existing.same_as(var)) {
+      value += coefficient;
+      return;
+    }
+  }
+  terms.emplace_back(var, coefficient);
+}
+
+void Linear::add(const Linear& other, int64_t sign) {
+  for (const auto& [var, coefficient] : other.terms) add_term(var, sign * coefficient);
+  constant += sign * other.constant;
+}
+
+std::optional<Linear> linearize(const Expr& expr) {
+  Linear result;
+  if (std::optional<int64_t> value = as_const_int(expr)) {
+    result.constant = *value;
+    return result;
+  }
+  if (expr.as<Var>()) {
+    result.add_term(expr, 1);
+    return result;
+  }
+  auto both = [&](const Expr& a, const Expr& b, int64_t sign) -> std::optional<Linear> {
+    std::optional<Linear> left = linearize(a);
+    std::optional<Linear> right = left ? linearize(b) : std::nullopt;
+    if (!right) return std::nullopt;
+    left->add(*right, sign);
+    return left;
+  };
+  if (const auto* node = expr.as<Add>()) return both(node->a, node->b, 1);
+  if (const auto* node = expr.as<Sub>()) return both(node->a, node->b, -1);
+  if (const auto* node = expr.as<Mul>()) {
+    std::optional<int64_t> factor = as_const_int(node->b);
+    Expr other = node->a;
+    if (!factor) {
+      factor = as_const_int(node->a);
+      other = node->b;
+    }
+    std::optional<Linear> inner = factor ? linearize(other) : std::nullopt;
+    if (!inner) return std::nullopt;
+    Linear scaled;
+    scaled.add(*inner, *factor);
+    return scaled;
+  }
+  return std::nullopt;
+}
+
 std::optional<int64_t> as_const_int(const Expr& expr) {
   if (auto imm = expr.as<IntImm>(); imm && !is_float(expr.type().dtype)) return imm->value;
   return std::nullopt;

@@ -24,6 +24,8 @@
 #include <functional>
 #include <limits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace minic::loop {
 
@@ -72,6 +74,19 @@ IntBound bound_of(const Expr& expr, const VarBounds& bounds);
 
 // The value of `expr` if it is an integer immediate (IntImm), else nullopt.
 std::optional<int64_t> as_const_int(const Expr& expr);
+
+// An index as constant + sum of coefficient * variable (each variable once).
+struct Linear {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t constant = 0;
+
+  void add_term(const Expr& var, int64_t coefficient);
+  void add(const Linear& other, int64_t sign);
+};
+
+// `expr` as a Linear where it is built of integer immediates, variables, + and - and
+// products by an immediate (`i * 32 + j - 1`); nullopt for anything else.
+std::optional<Linear> linearize(const Expr& expr);
 
 // Structural equality of index expressions: the same variables (by node), integer
 // constants and arithmetic operators (+ - * / % floordiv floormod min max). Other kinds
