@@ -37,6 +37,31 @@ bool all_at_least(const Shape& values, int64_t value) {
   return std::all_of(values.begin(), values.end(), [&](int64_t v) { return v >= value; });
 }
 
+// e * s, e / s and e % s (floor division) for a stride s, written plainly when s is 1, so
+// that a unit-stride kernel reads as simply as it is.
+loop::Expr scaled(const loop::Expr& e, int64_t s) { return s == 1 ? e : e * s; }
+loop::Expr divided(const loop::Expr& e, int64_t s) {
+  return s == 1 ? e : loop::FloorDiv::make(e, index(s));
+}
+loop::Expr remainder(const loop::Expr& e, int64_t s) {
+  return s == 1 ? index(0) : loop::FloorMod::make(e, index(s));
+}
+// a + b, leaving out a term that is the immediate 0.
+loop::Expr plus(const loop::Expr& a, const loop::Expr& b) {
+  if (loop::as_const_int(a) == 0) return b;
+  if (loop::as_const_int(b) == 0) return a;
+  return a + b;
+}
+
+// The input channel that output channel m reads as the c-th of its group: c with one
+// group; group(m) * group_in + c with several (m itself in a depthwise convolution).
+loop::Expr input_channel(const ConvAttributes& a, const ComputeTensor& w, const loop::Expr& m,
+                         const loop::Expr& c) {
+  if (a.group == 1) return c;
+  const int64_t group_out = w.dim(0) / a.group;
+  return plus(scaled(divided(m, group_out), w.dim(1)), c);
+}
+
 // True for a pointwise convolution: 1x1 kernel, stride 1, no dilation, no padding. It is
 // a matrix product over flattened spatial positions (with groups, one per group: output
 // channel m reads the input channels of its group only).
@@ -72,13 +97,7 @@ std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
   ComputeTensor sum = ctx.reduce(
       "conv", {acc, {type.shape[0], type.shape[1], positions}}, {w.dim(1)}, Reducer::sum,
       [&](const Indices& i, const Indices& r) {
-        // Output channel m reads input channel c of its group, m / group_out.
-        loop::Expr channel = r[0];
-        if (a.group > 1) {
-          const int64_t group_out = w.dim(0) / a.group;
-          channel = loop::FloorDiv::make(i[1], index(group_out)) * w.dim(1) + channel;
-        }
-        Indices at_x = {i[0], channel};
+        Indices at_x = {i[0], input_channel(a, w, i[1], r[0])};
         Indices at_w = {i[1], r[0]};
         for (const loop::Expr& position : unflatten(i[2])) at_x.push_back(position);
         for (size_t axis = 0; axis < spatial.size(); ++axis) at_w.push_back(index(0));
@@ -109,22 +128,6 @@ bool is_strided_pointwise(const ConvAttributes& a) {
 int64_t position_multiple(const ComputeContext& ctx) {
   if (ctx.target().is_cuda()) return 1;
   return ctx.target().vector_lanes(DType::f32);
-}
-
-// e * s, e / s and e % s (floor division) for a stride s, written plainly when s is 1, so
-// that a unit-stride kernel reads as simply as it is.
-loop::Expr scaled(const loop::Expr& e, int64_t s) { return s == 1 ? e : e * s; }
-loop::Expr divided(const loop::Expr& e, int64_t s) {
-  return s == 1 ? e : loop::FloorDiv::make(e, index(s));
-}
-loop::Expr remainder(const loop::Expr& e, int64_t s) {
-  return s == 1 ? index(0) : loop::FloorMod::make(e, index(s));
-}
-// a + b, leaving out a term that is the immediate 0.
-loop::Expr plus(const loop::Expr& a, const loop::Expr& b) {
-  if (loop::as_const_int(a) == 0) return b;
-  if (loop::as_const_int(b) == 0) return a;
-  return a + b;
 }
 
 // True for a 2-d convolution without dilation or cropping: the form computed on padded rows
@@ -170,8 +173,6 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
   const DType acc = accumulation_dtype(type.dtype);
   const int64_t sh = g.strides[0];
   const int64_t sw = g.strides[1];
-  const int64_t group_in = w.dim(1);             // input channels per group
-  const int64_t group_out = w.dim(0) / a.group;  // output channels per group
   const int64_t out_rows = g.output[0];
   const int64_t width = g.output[1] + (g.kernel[1] - 1) / sw;
   // Whole vectors: the GEMM rule's column tiles of two or four vectors end in a shorter
@@ -200,13 +201,7 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
       {w.dim(1), g.kernel[0], g.kernel[1]}, Reducer::sum, [&](const Indices& i, const Indices& r) {
         loop::Expr phase = plus(scaled(remainder(r[1], sh), sw), remainder(r[2], sw));
         loop::Expr offset = i[2] + divided(r[1], sh) * width + divided(r[2], sw);
-        // Output channel m reads input channel c of its group, m / group_out: all channels
-        // with one group, channel m itself in a depthwise convolution.
-        loop::Expr channel = r[0];
-        if (a.group > 1) {
-          channel = plus(scaled(divided(i[1], group_out), group_in), channel);
-        }
-        return cast(acc, padded({i[0], channel, phase, offset})) *
+        return cast(acc, padded({i[0], input_channel(a, w, i[1], r[0]), phase, offset})) *
                cast(acc, w({i[1], r[0], r[1], r[2]}));
       });
   return {ctx.compute("conv_bias", type, [&](const Indices& i) {
@@ -262,9 +257,7 @@ std::vector<ComputeTensor> general_conv_compute(const ComputeContext& ctx,
   const WindowGeometry& g = a.window;
   const TensorType& type = ctx.output_type(0);
   const DType acc = accumulation_dtype(type.dtype);
-  const int64_t group_in = w.dim(1);
-  const int64_t group_out = w.dim(0) / a.group;
-  Shape reduce_extents = {group_in};
+  Shape reduce_extents = {w.dim(1)};  // the input channels of a group
   reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
   WindowGeometry read = g;
   ComputeTensor source = zero_bordered_input(ctx, g, x, read);
@@ -272,11 +265,7 @@ std::vector<ComputeTensor> general_conv_compute(const ComputeContext& ctx,
   // sum[n, m, o] = sum over c, k of X[n, group(m) * group_in + c, position(o, k)] * W[m, c, k]
   ComputeTensor sum = ctx.reduce("conv", {acc, type.shape}, reduce_extents, Reducer::sum,
                                  [&](const Indices& i, const Indices& r) {
-    loop::Expr channel = r[0];
-    if (a.group > 1) {
-      channel = loop::FloorDiv::make(i[1], index(group_out)) * group_in + r[0];
-    }
-    Indices at_x = {i[0], channel};
+    Indices at_x = {i[0], input_channel(a, w, i[1], r[0])};
     Indices at_w = {i[1], r[0]};
     Indices o(i.begin() + 2, i.end());
     Indices k(r.begin() + 1, r.end());
