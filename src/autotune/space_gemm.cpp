@@ -40,6 +40,17 @@ Choices tile_choices(int64_t extent, const std::vector<int64_t>& lasts) {
   return choices;
 }
 
+// A tile knob over `extent` with the lasts' tile_choices, whose default is [tiles, 1,
+// last]: the default rule's `last` need not divide the extent (gemm_tile's last, shorter
+// tile), and is then a choice of its own.
+void add_tile_knob(BlockSpace& space, const std::string& block, const char* knob,
+                   int64_t extent, const std::vector<int64_t>& lasts, int64_t last) {
+  Choices choices = tile_choices(extent, lasts);
+  const std::vector<int64_t> default_value = {(extent + last - 1) / last, 1, last};
+  if (extent % last != 0) choices.push_back(default_value);
+  add_knob(space, block, knob, std::move(choices), default_value);
+}
+
 // The loops of a gemm-like block that its rule tiles, and what the rule needs to know.
 struct GemmLoops {
   LoopRef i;                    // the row loop (row_loop)
@@ -243,16 +254,8 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     int64_t default_parallel = enough_work && chosen ? static_cast<int64_t>(*chosen) : -1;
 
     BlockSpace space;
-    // The default's columns and rows need not divide their extents (a last, shorter
-    // tile): its value is then a choice of its own, [tiles, 1, nr] or [tiles, 1, mr].
-    Choices j_choices = tile_choices(extent_j, column_tiles);
-    const std::vector<int64_t> default_j = {(extent_j + nr - 1) / nr, 1, nr};
-    if (extent_j % nr != 0) j_choices.push_back(default_j);
-    add_knob(space, name, "tile_j", j_choices, default_j);
-    Choices i_choices = tile_choices(extent_i, row_tiles);
-    const std::vector<int64_t> default_i = {(extent_i + mr - 1) / mr, 1, mr};
-    if (extent_i % mr != 0) i_choices.push_back(default_i);
-    add_knob(space, name, "tile_i", i_choices, default_i);
+    add_tile_knob(space, name, "tile_j", extent_j, column_tiles, nr);
+    add_tile_knob(space, name, "tile_i", extent_i, row_tiles, mr);
     add_knob(space, name, "tile_k", factorizations(extent_k, 2), {extent_k, 1});
     add_knob(space, name, "order", {{0}, {1}}, {0});
     add_knob(space, name, "pack", yes_no(loops.packable), {loops.packable ? 1 : 0});
