@@ -177,9 +177,9 @@ GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Targe
   return best;
 }
 
-// Fusing the outer loops first would give the threads more even chunks, but the parallel
-// primitive cannot yet prove the iterations of a fused loop independent: its bindings are
-// floordiv/floormod expressions.
+// One loop, not the outer loops fused into one (which would share out more evenly still:
+// parallel accepts a fused loop, tests/lit/schedule/parallel.test, but the rules do not
+// fuse yet).
 std::optional<size_t> parallel_loop(const std::vector<int64_t>& extents) {
   std::optional<size_t> chosen;
   int64_t longest = 1;
