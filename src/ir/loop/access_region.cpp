@@ -14,6 +14,9 @@
 namespace minic::loop {
 namespace {
 
+// a / b rounded toward negative infinity (b > 0).
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 std::unordered_set<const Var*> vars_of(const Expr& expr) {
   std::unordered_set<const Var*> vars;
   uses_any_var(expr, [&vars](const Var* var) {
@@ -68,6 +71,7 @@ class AccessRelaxer {
     if (std::optional<Linear> linear = linearize(index)) return relax_linear(*linear, index);
     bool relaxed = uses_any_var(index, [this](const Var* var) { return relaxed_.count(var) > 0; });
     if (!relaxed) return DimRange{index, 0, 0};
+    if (std::optional<DimRange> range = relax_compound(index)) return *range;
     IntBound bound = bound_of(index, every_bound());
     if (!bound.is_bounded()) return cannot_bound(index);
     return DimRange{Expr(), bound.min, bound.max};
@@ -92,6 +96,51 @@ class AccessRelaxer {
       }
     }
     return range;
+  }
+
+  // A sum, difference or product by an immediate of parts relaxed in turn, or a floordiv
+  // by an immediate k of a linear index whose fixed variables' coefficients k divides:
+  // floordiv(4 * i + j, 4) with i fixed and j in [0, 3] is i + [0, 0], one element where
+  // bounding the whole quotient would give every row. nullopt where none of these fits.
+  std::optional<DimRange> relax_compound(const Expr& index) {
+    auto sum = [](const DimRange& a, const DimRange& b, int64_t sign) {
+      Expr b_base = b.base && sign < 0 ? b.base * int64_t{-1} : b.base;
+      Expr base = a.base && b_base ? a.base + b_base : a.base ? a.base : b_base;
+      return sign > 0 ? DimRange{base, a.lo + b.lo, a.hi + b.hi}
+                      : DimRange{base, a.lo - b.hi, a.hi - b.lo};
+    };
+    if (const auto* add = index.as<Add>()) return sum(relax(add->a), relax(add->b), 1);
+    if (const auto* sub = index.as<Sub>()) return sum(relax(sub->a), relax(sub->b), -1);
+    if (const auto* mul = index.as<Mul>()) {
+      std::optional<int64_t> scale = as_const_int(mul->b);
+      if (!scale) return std::nullopt;
+      DimRange range = relax(mul->a);
+      if (range.base) range.base = range.base * *scale;
+      const int64_t lo = range.lo * *scale;
+      const int64_t hi = range.hi * *scale;
+      return DimRange{range.base, std::min(lo, hi), std::max(lo, hi)};
+    }
+    const auto* div = index.as<FloorDiv>();
+    std::optional<int64_t> k = div ? as_const_int(div->b) : std::nullopt;
+    std::optional<Linear> linear = k && *k > 0 ? linearize(div->a) : std::nullopt;
+    if (!linear) return std::nullopt;
+    Expr base;
+    int64_t lo = linear->constant;
+    int64_t hi = linear->constant;
+    for (const auto& [var, coefficient] : linear->terms) {
+      const Var* node = var.as<Var>();
+      if (fixed_.bounds.count(node)) {
+        if (coefficient % *k != 0) return std::nullopt;
+        Expr term = coefficient == *k ? var : var * (coefficient / *k);
+        base = base ? base + term : term;
+        continue;
+      }
+      auto it = relaxed_.find(node);
+      if (it == relaxed_.end()) return std::nullopt;
+      lo += coefficient * (coefficient > 0 ? it->second.min : it->second.max);
+      hi += coefficient * (coefficient > 0 ? it->second.max : it->second.min);
+    }
+    return DimRange{base, floor_div(lo, *k), floor_div(hi, *k)};
   }
 
   // Records the first index that has no bound; the range returned is not used.
