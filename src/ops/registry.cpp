@@ -41,6 +41,7 @@ void register_reverse_sequence_ops(OpRegistry& registry);     // ReverseSequence
 void register_conv_ops(OpRegistry& registry);                 // Conv, ConvTranspose
 void register_conv_nchwc_ops(OpRegistry& registry);           // minic.NchwcConv
 void register_nchwc_reorder_ops(OpRegistry& registry);        // minic.ToNchwc, FromNchwc
+void register_winograd_ops(OpRegistry& registry);             // minic.WinogradInput, Output
 void register_deform_conv_ops(OpRegistry& registry);          // DeformConv
 void register_col2im_ops(OpRegistry& registry);               // Col2Im
 void register_pool_ops(OpRegistry& registry);                 // MaxPool, AveragePool, Global*Pool
@@ -118,6 +119,7 @@ OpRegistry build_registry() {
   register_conv_ops(registry);
   register_conv_nchwc_ops(registry);
   register_nchwc_reorder_ops(registry);
+  register_winograd_ops(registry);
   register_deform_conv_ops(registry);
   register_col2im_ops(registry);
   register_pool_ops(registry);

@@ -27,6 +27,7 @@ const std::vector<std::string>& default_pipeline() {
       "fold-constants",    // the folded weights of the passes above
       "pretranspose-weights",  // Gemm's constant B stored [K, N]: rows read in order
       "blocked-layout",    // CPU: convolution chains in blocks of channels (NCHWc)
+      "winograd",          // CPU: 3x3 stride-1 convolutions by Winograd's minimal filtering
       "dce",               // whatever is no longer used
       "fuse-ops",          // fusion groups: each becomes one kernel
   };

@@ -23,15 +23,6 @@ using namespace minic;
 
 namespace {
 
-// `%name = const f32[shape] dense<[...]>`, uniform values in [-1, 1) from `rng`.
-std::string random_constant(const std::string& name, const Shape& shape, std::mt19937& rng) {
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<std::string> values;
-  for (int64_t k = 0; k < num_elements(shape); ++k) values.push_back(fmt::format("{}", value(rng)));
-  return fmt::format("  %{} = const f32[{}] dense<[{}]>\n", name, fmt::join(shape, ","),
-                     fmt::join(values, ", "));
-}
-
 // One convolution of a test: its input and weights, the attributes as text.
 struct ConvCase {
   std::string name;
@@ -46,8 +37,8 @@ std::string conv_graph(const ConvCase& test, uint32_t seed) {
   std::mt19937 rng(seed);
   std::string text = fmt::format("graph g(%x: f32[{}]) -> (%y: ?) opset 17 {{\n",
                                  fmt::join(test.input, ","));
-  text += random_constant("w", test.weights, rng);
-  if (test.bias) text += random_constant("b", {test.weights[0]}, rng);
+  text += testing::random_constant("w", test.weights, rng);
+  if (test.bias) text += testing::random_constant("b", {test.weights[0]}, rng);
   text += fmt::format("  %c = Conv(%x, %w{}) {{{}}}\n", test.bias ? ", %b" : "", test.attributes);
   text += "  %y = Relu(%c)\n  return %y\n}\n";
   return text;
@@ -114,9 +105,12 @@ TEST_CASE("blocked-layout carries a chain of pools, concatenations and elementwi
           "[passes][nchwc]") {
   std::mt19937 rng(11);
   std::string text = "graph g(%x: f32[1,3,20,20]) -> (%f: ?, %mid: ?) opset 17 {\n";
-  text += random_constant("w0", {32, 3, 3, 3}, rng) + random_constant("b0", {32}, rng);
-  text += random_constant("w1", {16, 32, 1, 1}, rng) + random_constant("w2", {16, 32, 3, 3}, rng);
-  text += random_constant("s", {32, 1, 1}, rng) + random_constant("t", {1, 32, 1, 1}, rng);
+  text += testing::random_constant("w0", {32, 3, 3, 3}, rng);
+  text += testing::random_constant("b0", {32}, rng);
+  text += testing::random_constant("w1", {16, 32, 1, 1}, rng);
+  text += testing::random_constant("w2", {16, 32, 3, 3}, rng);
+  text += testing::random_constant("s", {32, 1, 1}, rng);
+  text += testing::random_constant("t", {1, 32, 1, 1}, rng);
   text += R"(  %c0 = Conv(%x, %w0, %b0) {pads=[1,1,1,1]}
   %r0 = Relu(%c0)
   %p0 = MaxPool(%r0) {kernel_shape=[3,3], pads=[1,1,1,1], strides=[2,2]}

@@ -10,6 +10,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <functional>
 #include <random>
 
@@ -21,6 +24,17 @@ inline Graph graph_from_text(const std::string& text) {
   infer_shapes(graph);
   verify_graph(graph);
   return graph;
+}
+
+// `%name = const f32[shape] dense<[...]>` (a line of a graph's text form) holding uniform
+// values in [-1, 1) from `rng`: the random weights of a test graph.
+inline std::string random_constant(const std::string& name, const Shape& shape,
+                                   std::mt19937& rng) {
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<std::string> values;
+  for (int64_t k = 0; k < num_elements(shape); ++k) values.push_back(fmt::format("{}", value(rng)));
+  return fmt::format("  %{} = const f32[{}] dense<[{}]>\n", name, fmt::join(shape, ","),
+                     fmt::join(values, ", "));
 }
 
 // How many top-level nodes of `graph` apply `op`.

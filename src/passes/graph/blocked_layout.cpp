@@ -35,6 +35,8 @@
 #include "minic/ops/nchwc.h"
 #include "minic/support/explain.h"
 
+#include "graph_edit.h"
+
 #include <algorithm>
 #include <set>
 #include <string_view>
@@ -266,11 +268,8 @@ class BlockedLayout {
 
   Value* add(const std::string& op, std::vector<Value*> inputs, const std::string& name,
              const TensorType& type, Attributes attributes) {
-    Node* node = graph_.add_node(op, std::move(inputs), {graph_.unique_name(name)},
-                                 std::move(attributes));
-    node->output(0)->type = type;
-    node->output(0)->has_type = true;
-    return node->output(0);
+    return edit::add_node_of_type(graph_, op, std::move(inputs), name, type,
+                                  std::move(attributes));
   }
 
   Value* constant(const std::string& name, Tensor data) {

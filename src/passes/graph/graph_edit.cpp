@@ -76,6 +76,15 @@ std::optional<std::vector<int64_t>> constant_ints(const Value* value) {
   return data.to_int64_vector();
 }
 
+Value* add_node_of_type(Graph& graph, const std::string& op, std::vector<Value*> inputs,
+                        const std::string& name, const TensorType& type, Attributes attributes) {
+  Node* node = graph.add_node(op, std::move(inputs), {graph.unique_name(name)},
+                              std::move(attributes));
+  node->output(0)->type = type;
+  node->output(0)->has_type = true;
+  return node->output(0);
+}
+
 Value* add_constant_from_doubles(Graph& graph, const std::string& hint, DType dtype,
                                  Shape shape, const std::vector<double>& values) {
   Tensor data = Tensor::from_vector<double>(std::move(shape), values).cast(dtype);

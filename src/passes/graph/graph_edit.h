@@ -1,7 +1,8 @@
-// Small graph edits shared by the rewrite passes simplify, fold-batchnorm and
-// fold-conv-affine: forward a node's result to another value, drop what a rewrite left
-// unused, and read or build the constants the folds compute with. (One input is rewired
-// with Graph::set_input.)
+// Small graph edits shared by the rewrite passes (simplify, fold-batchnorm,
+// fold-conv-affine, blocked-layout, winograd): forward a node's result to another value,
+// drop what a rewrite left unused, add a node whose result type the rewrite knows, and read
+// or build the constants the folds compute with. (One input is rewired with
+// Graph::set_input.)
 //
 // Course module 2. Every edit keeps the Graph invariants (users lists, producers, names),
 // so a pass built from them stays readable: it says what replaces what, not how the
@@ -47,6 +48,11 @@ std::optional<double> splat_value(const Value* value);
 // The elements of a constant as int64 (axes, pads, shapes); nullopt if it is not a constant
 // of an integer type of rank 0 or 1.
 std::optional<std::vector<int64_t>> constant_ints(const Value* value);
+
+// A new node `op` reading `inputs`, with one result named from `name` whose type is
+// `type` (a rewrite knows it, so no shape rule runs), and `attributes`; returns the result.
+Value* add_node_of_type(Graph& graph, const std::string& op, std::vector<Value*> inputs,
+                        const std::string& name, const TensorType& type, Attributes attributes);
 
 // A new constant of element type `dtype` and shape `shape` holding `values` (computed in
 // double, rounded once to `dtype`), named from `hint`.
