@@ -65,12 +65,6 @@ const std::vector<ConvCase>& winograd_cases() {
   return cases;
 }
 
-// The graph passes that lead to the rewrite: the blocked layout, then Winograd.
-void blocked_winograd(Graph& graph, const Target& target) {
-  blocked_layout(graph, target);
-  winograd(graph, target);
-}
-
 // The tile m of the graph's Winograd convolution (the rows of the AT its output transform
 // reads), or 0 where there is none.
 int64_t tile_of(const Graph& graph) {
