@@ -43,13 +43,13 @@ GRAPH
 # 2. blocked-layout, then winograd, for an AVX-512 CPU, checked numerically: the
 #    interpreter runs the graph on random inputs after each pass and compares. Each
 #    stride-1 convolution becomes WinogradInput, MatMul and WinogradOutput over 7 x 7
-#    tiles of 4 x 4; the weights in transform space are a new constant [6, 6, 64, 64]
+#    tiles of 4 x 4; the weights in transform space are a new constant [36, 64, 64]
 #    (--elide-constants summarises it).
 step "$minic" opt "$work/net.mgraph" --passes=blocked-layout,winograd --verify-each=numeric \
     --elide-constants --target "llvm -mcpu=skylake-avx512" 2>&1 | tee "$work/out.txt"
 expect "after winograd: ok" "$work/out.txt"
 expect "minic.WinogradInput(%x_nchwc, %winograd_bt4) {pads=\[1,1\], tiles=\[7,7\]}" "$work/out.txt"
-expect "const f32\[6,6,64,64\]" "$work/out.txt"
+expect "const f32\[36,64,64\]" "$work/out.txt"
 
 # 3. Why each convolution went the way it did, and the kernels of the whole pipeline: the
 #    output transform takes the Relu (fuse-ops), the MatMul gets the GEMM rule.

@@ -2,12 +2,13 @@
 // convolution F(m x m, 3 x 3), on tensors in the blocked layout NCHWc.
 //
 // Course module 4. include/minic/ops/winograd.h has the maths and the ops' signatures. With
-// a = m + 2, c a channel, t = (n * TH + ty) * TW + tx a tile:
+// a = m + 2, c a channel, t = (n * TH + ty) * TW + tx a tile, and the point (xi, nu) of
+// transform space stored at e = xi * a + nu:
 //
-//   WinogradInput:  V[xi, nu, t, c] = sum over p, q of BT[xi, p] * BT[nu, q]
-//                                       * X(n, c, ty * m - top + p, tx * m - left + q)
+//   WinogradInput:  V[e, t, c] = sum over p, q of BT[xi, p] * BT[nu, q]
+//                                  * X(n, c, ty * m - top + p, tx * m - left + q)
 //   WinogradOutput: Y[n, kb, oh, ow, j] = B[kb, j] + sum over xi, nu of
-//                       AT[oh % m, xi] * AT[ow % m, nu] * M[xi, nu, t, kb * b + j]
+//                       AT[oh % m, xi] * AT[ow % m, nu] * M[xi * a + nu, t, kb * b + j]
 //                   with t the tile holding (oh, ow): ty = oh / m, tx = ow / m
 //
 // where X(n, c, h, w) reads X[n, c / b, h, w, c % b], 0 outside the image. The reference
@@ -84,7 +85,7 @@ Tensor winograd_weights(const Tensor& w, const WinogradMatrices& matrices) {
       }
     }
   }
-  return Tensor::from_vector<float>({a, a, inputs, outputs}, u);
+  return Tensor::from_vector<float>({a * a, inputs, outputs}, u);
 }
 
 namespace {
@@ -122,7 +123,7 @@ struct InputGeometry {
 std::vector<TensorType> winograd_input_shape(const ShapeContext& ctx) {
   const TensorType& x = ctx.input_type(0);
   InputGeometry g = InputGeometry::read(ctx, x, ctx.input_type(1));
-  return {{x.dtype, {g.a, g.a, num_elements(g.tiles), x.shape[1] * g.block}}};
+  return {{x.dtype, {g.a * g.a, num_elements(g.tiles), x.shape[1] * g.block}}};
 }
 
 std::vector<Tensor> winograd_input_kernel(const KernelContext& ctx) {
@@ -134,7 +135,7 @@ std::vector<Tensor> winograd_input_kernel(const KernelContext& ctx) {
   const int64_t tiles = num_elements(g.tiles);
   const std::vector<double> bt = bt_tensor.to_double_vector();
   std::span<const float> in = x.values<float>();
-  Tensor result(DType::f32, {g.a, g.a, tiles, channels});
+  Tensor result(DType::f32, {g.a * g.a, tiles, channels});
   std::span<float> v = result.values<float>();
   // X(n, c, h, w), 0 outside the image.
   auto read = [&](int64_t n, int64_t c, int64_t h, int64_t w) -> double {
@@ -166,14 +167,15 @@ std::vector<Tensor> winograd_input_kernel(const KernelContext& ctx) {
 
 // Rows, then columns:
 //   rows[xi, q, t, c] = sum over p of BT[xi, p] * X(n, c, ty * m - top + p, tx * m - left + q)
-//   V[xi, nu, t, c]   = sum over q of BT[nu, q] * rows[xi, q, t, c]
+//   V[e, t, c]        = sum over q of BT[e % a, q] * rows[e / a, q, t, c]
 std::vector<ComputeTensor> winograd_input_compute(const ComputeContext& ctx) {
   const ComputeTensor& x = ctx.input(0);
   const ComputeTensor& bt = ctx.input(1);
   InputGeometry g = InputGeometry::read(ctx, x.type(), bt.type());
   const TensorType& type = ctx.output_type(0);
+  const TensorType rows_type = {type.dtype, {g.a, g.a, type.shape[1], type.shape[2]}};
   const Shape spatial = {x.dim(2), x.dim(3)};
-  ComputeTensor rows = ctx.reduce("winograd_rows", type, {g.a}, Reducer::sum,
+  ComputeTensor rows = ctx.reduce("winograd_rows", rows_type, {g.a}, Reducer::sum,
                                   [&](const Indices& i, const Indices& r) {
     const Indices tile = unflatten(i[2], g.tiles);  // n, ty, tx
     const loop::Expr h = affine(tile[1], g.m, -g.pads[0]) + r[0];
@@ -184,9 +186,11 @@ std::vector<ComputeTensor> winograd_input_compute(const ComputeContext& ctx) {
     const loop::Expr inside = loop::And::make(in_range(h, spatial[0]), in_range(w, spatial[1]));
     return bt({i[0], r[0]}) * select(inside, value, constant(x.dtype(), 0));
   });
+  const loop::Expr a = index(g.a);
   return {ctx.reduce("winograd_input", type, {g.a}, Reducer::sum,
                      [&](const Indices& i, const Indices& r) {
-    return bt({i[1], r[0]}) * rows({i[0], r[0], i[2], i[3]});
+    return bt({loop::FloorMod::make(i[0], a), r[0]}) *
+           rows({loop::FloorDiv::make(i[0], a), r[0], i[1], i[2]});
   })};
 }
 
@@ -201,30 +205,31 @@ struct OutputGeometry {
   static OutputGeometry read(const NodeContext& ctx, const TensorType& mt, const TensorType& at,
                              const TensorType* bias) {
     OutputGeometry g;
-    if (mt.rank() != 4 || mt.dtype != DType::f32 || mt.shape[0] != mt.shape[1] ||
-        mt.shape[0] < 3) {
-      ctx.fail("input M is {}; it must be f32[a, a, T, K] with a >= 3", type_string(mt));
+    if (at.rank() != 2 || at.dtype != DType::f32 || at.shape[0] < 1 ||
+        at.shape[1] != at.shape[0] + 2) {
+      ctx.fail("input AT is {}; it must be f32[m, m + 2]", type_string(at));
     }
-    g.a = mt.shape[0];
-    g.m = g.a - 2;
-    if (at.dtype != mt.dtype || at.shape != Shape{g.m, g.a}) {
-      ctx.fail("input AT is {}; M {} needs f32[{},{}]", type_string(at), type_string(mt), g.m, g.a);
+    g.m = at.shape[0];
+    g.a = at.shape[1];
+    if (mt.rank() != 3 || mt.dtype != at.dtype || mt.shape[0] != g.a * g.a) {
+      ctx.fail("input M is {}; AT {} needs f32[{}, T, K]", type_string(mt), type_string(at),
+               g.a * g.a);
     }
     g.output = ctx.get_ints("output_shape");
     if (g.output.size() != 3 || g.output[0] < 1 || g.output[1] < 1 || g.output[2] < 1) {
       ctx.fail("attribute output_shape must be [N, OH, OW], each positive");
     }
     g.tiles = {g.output[0], (g.output[1] + g.m - 1) / g.m, (g.output[2] + g.m - 1) / g.m};
-    if (mt.shape[2] != num_elements(g.tiles)) {
+    if (mt.shape[1] != num_elements(g.tiles)) {
       ctx.fail("input M {} holds {} tiles; output_shape [{}, {}, {}] has {}", type_string(mt),
-               mt.shape[2], g.output[0], g.output[1], g.output[2], num_elements(g.tiles));
+               mt.shape[1], g.output[0], g.output[1], g.output[2], num_elements(g.tiles));
     }
     g.block = ctx.get_int("block");
-    if (g.block < 1 || mt.shape[3] % g.block != 0) {
-      ctx.fail("attribute block is {}; it must divide M's {} channels", g.block, mt.shape[3]);
+    if (g.block < 1 || mt.shape[2] % g.block != 0) {
+      ctx.fail("attribute block is {}; it must divide M's {} channels", g.block, mt.shape[2]);
     }
-    if (bias && (bias->dtype != mt.dtype || bias->shape != Shape{mt.shape[3] / g.block, g.block})) {
-      ctx.fail("bias B is {}; it must be f32[{},{}]", type_string(*bias), mt.shape[3] / g.block,
+    if (bias && (bias->dtype != mt.dtype || bias->shape != Shape{mt.shape[2] / g.block, g.block})) {
+      ctx.fail("bias B is {}; it must be f32[{},{}]", type_string(*bias), mt.shape[2] / g.block,
                g.block);
     }
     return g;
@@ -235,7 +240,7 @@ std::vector<TensorType> winograd_output_shape(const ShapeContext& ctx) {
   const TensorType& mt = ctx.input_type(0);
   const TensorType* bias = ctx.has_input(2) ? &ctx.input_type(2) : nullptr;
   OutputGeometry g = OutputGeometry::read(ctx, mt, ctx.input_type(1), bias);
-  return {{mt.dtype, {g.output[0], mt.shape[3] / g.block, g.output[1], g.output[2], g.block}}};
+  return {{mt.dtype, {g.output[0], mt.shape[2] / g.block, g.output[1], g.output[2], g.block}}};
 }
 
 std::vector<Tensor> winograd_output_kernel(const KernelContext& ctx) {
@@ -244,8 +249,8 @@ std::vector<Tensor> winograd_output_kernel(const KernelContext& ctx) {
   OutputGeometry g = OutputGeometry::read(ctx, mt.type(), ctx.input(1).type(),
                                           bias ? &bias->type() : nullptr);
   const std::vector<double> at = ctx.input(1).to_double_vector();
-  const int64_t tiles = mt.shape()[2];
-  const int64_t channels = mt.shape()[3];
+  const int64_t tiles = mt.shape()[1];
+  const int64_t channels = mt.shape()[2];
   std::span<const float> in = mt.values<float>();
   Tensor result(DType::f32, {g.output[0], channels / g.block, g.output[1], g.output[2], g.block});
   std::span<float> y = result.values<float>();
@@ -273,7 +278,7 @@ std::vector<Tensor> winograd_output_kernel(const KernelContext& ctx) {
 }
 
 // Rows, then columns, then the bias:
-//   rows[i, nu, t, k] = sum over xi of AT[i, xi] * M[xi, nu, t, k]           (i < m)
+//   rows[i, nu, t, k] = sum over xi of AT[i, xi] * M[xi * a + nu, t, k]          (i < m)
 //   sum[n, kb, oh, ow, j] = sum over nu of AT[ow % m, nu] * rows[oh % m, nu, t, kb * b + j]
 std::vector<ComputeTensor> winograd_output_compute(const ComputeContext& ctx) {
   const ComputeTensor& mt = ctx.input(0);
@@ -282,10 +287,10 @@ std::vector<ComputeTensor> winograd_output_compute(const ComputeContext& ctx) {
   OutputGeometry g =
       OutputGeometry::read(ctx, mt.type(), at.type(), bias ? &bias->type() : nullptr);
   const TensorType& type = ctx.output_type(0);
-  const TensorType rows_type = {mt.dtype(), {g.m, g.a, mt.dim(2), mt.dim(3)}};
+  const TensorType rows_type = {mt.dtype(), {g.m, g.a, mt.dim(1), mt.dim(2)}};
   ComputeTensor rows = ctx.reduce("winograd_rows", rows_type, {g.a}, Reducer::sum,
                                   [&](const Indices& i, const Indices& r) {
-    return at({i[0], r[0]}) * mt({r[0], i[1], i[2], i[3]});
+    return at({i[0], r[0]}) * mt({affine(r[0], g.a, 0) + i[1], i[2], i[3]});
   });
   const loop::Expr m = index(g.m);
   ComputeTensor sum = ctx.reduce("winograd_output", type, {g.a}, Reducer::sum,

@@ -146,7 +146,7 @@ TEST_CASE("winograd leaves plain convolutions and GPU targets alone", "[passes][
 
 TEST_CASE("the bad Winograd op is refused with the node's name", "[ops][winograd]") {
   // A WinogradOutput whose M holds more tiles than its output_shape has.
-  const std::string text = R"(graph g(%m: f32[6,6,5,16]) -> (%y: ?) opset 17 {
+  const std::string text = R"(graph g(%m: f32[36,5,16]) -> (%y: ?) opset 17 {
   %at = const f32[4,6] splat<1.0>
   %y = minic.WinogradOutput(%m, %at) {block=16, output_shape=[1,8,8]}
   return %y

@@ -141,13 +141,13 @@ class Winograd {
 
     Value* v = edit::add_node_of_type(
         graph_, kWinogradInputOp, {conv.input(0), matrix("bt", m, matrices.bt)},
-        name + "_winograd_v", {DType::f32, {a, a, tile_count, channels}},
+        name + "_winograd_v", {DType::f32, {a * a, tile_count, channels}},
         {{"pads", std::vector<int64_t>{pads[0], pads[1]}}, {"tiles", tiles}});
     const Value* w = conv.input(1);
     Value* u = graph_.add_constant(graph_.unique_name(w->name() + "_winograd"),
                                    winograd_weights(plain_conv_weights(*w->constant), matrices));
     Value* product = edit::add_node_of_type(graph_, "MatMul", {v, u}, name + "_winograd_m",
-                                            {DType::f32, {a, a, tile_count, outputs}}, {});
+                                            {DType::f32, {a * a, tile_count, outputs}}, {});
     std::vector<Value*> inputs = {product, matrix("at", m, matrices.at)};
     if (conv.input(2)) inputs.push_back(conv.input(2));
     const std::vector<int64_t> output_shape = {batch, result.shape[2], result.shape[3]};

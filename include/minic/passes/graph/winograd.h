@@ -10,10 +10,10 @@
 //
 //   %y = minic.NchwcConv(%x, %w, %b) {pads = [1, 1, 1, 1]}      : f32[1,4,56,56,16]
 // →
-//   %y_winograd_v = minic.WinogradInput(%x, %winograd_bt) {pads = [1, 1], tiles = [14, 14]}
-//                                                                : f32[6,6,196,64]
-//   %y_winograd_m = MatMul(%y_winograd_v, %w_winograd)           : f32[6,6,196,64]
-//   %y = minic.WinogradOutput(%y_winograd_m, %winograd_at, %b) {block = 16,
+//   %y_winograd_v = minic.WinogradInput(%x, %winograd_bt4) {pads = [1, 1], tiles = [14, 14]}
+//                                                                : f32[36,196,64]
+//   %y_winograd_m = MatMul(%y_winograd_v, %w_winograd)            : f32[36,196,64]
+//   %y = minic.WinogradOutput(%y_winograd_m, %winograd_at4, %b) {block = 16,
 //                                      output_shape = [1, 56, 56]} : f32[1,4,56,56,16]
 //
 // Chapter: docs/module4-schedules.md#8-winograd-convolution
