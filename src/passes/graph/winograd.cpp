@@ -24,7 +24,9 @@
 // m = 2, where
 //   - C K / (C + K) is at least kMinChannels (32 for 64 channels in and out: a
 //     convolution of 128 channels to 32 gains too little to pay for its transforms),
-//   - the image has at least kMinTiles tiles (the MatMuls' rows),
+//   - the image has at least kMinTiles4 tiles of 4 x 4, or kMinTiles2 of 2 x 2 (the
+//     MatMuls' rows; F(2x2) saves less per tile, and on 13 x 13 images, 49 tiles, it
+//     lost),
 //   - V holds at most kMaxTransformBytes (it stays in the last-level cache), and
 //   - U holds at most kMaxWeightBytesPerTile for each tile (reading the weights is paid
 //     for by the tiles that use them),
@@ -49,7 +51,8 @@ namespace {
 
 // The thresholds of the choice above.
 constexpr int64_t kMinChannels = 32;
-constexpr int64_t kMinTiles = 16;
+constexpr int64_t kMinTiles4 = 16;  // tiles of 4 x 4
+constexpr int64_t kMinTiles2 = 64;  // tiles of 2 x 2
 constexpr int64_t kMaxTransformBytes = 16 << 20;
 constexpr int64_t kMaxWeightBytesPerTile = 64 << 10;
 
@@ -90,7 +93,7 @@ int64_t choose_tile(int64_t channels, int64_t outputs, const Shape& output) {
     const int64_t tiles = output[0] * ((output[2] + m - 1) / m) * ((output[3] + m - 1) / m);
     const int64_t transform_bytes = points * tiles * channels * 4;
     const int64_t weight_bytes = points * channels * outputs * 4;
-    if (tiles >= kMinTiles && transform_bytes <= kMaxTransformBytes &&
+    if (tiles >= (m == 4 ? kMinTiles4 : kMinTiles2) && transform_bytes <= kMaxTransformBytes &&
         weight_bytes <= kMaxWeightBytesPerTile * tiles) {
       return m;
     }
