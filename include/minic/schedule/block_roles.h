@@ -138,9 +138,10 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
 
 // The reduction rule: the init split out (decompose_reduction); with `inner`, the innermost
 // spatial loop moved inside the reduction loops (unit stride in the output) and, where its
-// extent is a multiple of `vector` lanes (more than 1), split by them and vectorised, in
+// extent fills a vector of `vector` lanes (more than 1), split by them and vectorised, in
 // the update and the init (a pool over blocked channels: one vector of 16 per window
-// element); with `parallel`, the spatial loops outside parallelised -- or, where the
+// element; a classifier's 1000 columns: 62 vectors and a last one of 8, which
+// partition-loops cuts off); with `parallel`, the spatial loops outside parallelised -- or, where the
 // innermost is the only one with more than one iteration (a matrix-vector product, M = 1),
 // the outermost reduction loop split into reduction_parts runs whose partial results
 // (rfactor) are computed in parallel and added after. Returns the number of runs (1: the

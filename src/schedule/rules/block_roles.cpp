@@ -261,7 +261,7 @@ int64_t schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles
     sch.reorder(order);
   }
   const int64_t extent = roles.spatial.empty() ? 0 : extent_of(sch, roles.spatial.back());
-  const bool vectors = inner && vector > 1 && extent > 0 && extent % vector == 0;
+  const bool vectors = inner && vector > 1 && extent >= vector;
   const int64_t parts = reduction_parts(extent_of(sch, roles.reduce.front()));
   if (parallel && inner && extent > 0 && total_work >= kMinSplitWork &&
       all_single(sch, outer) && parts > 1) {

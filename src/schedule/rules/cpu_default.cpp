@@ -149,7 +149,7 @@ std::string reduction_note(bool inner, int64_t parts) {
   std::string note;
   if (inner) {
     note += ", the innermost spatial loop moved inside the reduction (it fills a vector) and "
-            "vectorised where it is whole vectors";
+            "vectorised (the last vector shorter where the lanes do not divide it)";
   }
   if (parts > 1) {
     note += fmt::format("; no outer spatial loop to run in parallel, so the reduction is split "
