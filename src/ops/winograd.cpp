@@ -165,32 +165,33 @@ std::vector<Tensor> winograd_input_kernel(const KernelContext& ctx) {
   return single_output(std::move(result));
 }
 
-// Rows, then columns:
-//   rows[xi, q, t, c] = sum over p of BT[xi, p] * X(n, c, ty * m - top + p, tx * m - left + q)
-//   V[e, t, c]        = sum over q of BT[e % a, q] * rows[e / a, q, t, c]
+// Rows, then columns (the rows tile first, so that the loop over tiles, outermost, is the
+// one the threads share):
+//   rows[t, xi, q, c] = sum over p of BT[xi, p] * X(n, c, ty * m - top + p, tx * m - left + q)
+//   V[e, t, c]        = sum over q of BT[e % a, q] * rows[t, e / a, q, c]
 std::vector<ComputeTensor> winograd_input_compute(const ComputeContext& ctx) {
   const ComputeTensor& x = ctx.input(0);
   const ComputeTensor& bt = ctx.input(1);
   InputGeometry g = InputGeometry::read(ctx, x.type(), bt.type());
   const TensorType& type = ctx.output_type(0);
-  const TensorType rows_type = {type.dtype, {g.a, g.a, type.shape[1], type.shape[2]}};
+  const TensorType rows_type = {type.dtype, {type.shape[1], g.a, g.a, type.shape[2]}};
   const Shape spatial = {x.dim(2), x.dim(3)};
   ComputeTensor rows = ctx.reduce("winograd_rows", rows_type, {g.a}, Reducer::sum,
                                   [&](const Indices& i, const Indices& r) {
-    const Indices tile = unflatten(i[2], g.tiles);  // n, ty, tx
+    const Indices tile = unflatten(i[0], g.tiles);  // n, ty, tx
     const loop::Expr h = affine(tile[1], g.m, -g.pads[0]) + r[0];
-    const loop::Expr w = affine(tile[2], g.m, -g.pads[1]) + i[1];
+    const loop::Expr w = affine(tile[2], g.m, -g.pads[1]) + i[2];
     const loop::Expr block = index(g.block);
     const loop::Expr value = x({tile[0], loop::FloorDiv::make(i[3], block), h, w,
                                 loop::FloorMod::make(i[3], block)});
     const loop::Expr inside = loop::And::make(in_range(h, spatial[0]), in_range(w, spatial[1]));
-    return bt({i[0], r[0]}) * select(inside, value, constant(x.dtype(), 0));
+    return bt({i[1], r[0]}) * select(inside, value, constant(x.dtype(), 0));
   });
   const loop::Expr a = index(g.a);
   return {ctx.reduce("winograd_input", type, {g.a}, Reducer::sum,
                      [&](const Indices& i, const Indices& r) {
     return bt({loop::FloorMod::make(i[0], a), r[0]}) *
-           rows({loop::FloorDiv::make(i[0], a), r[0], i[1], i[2]});
+           rows({i[1], loop::FloorDiv::make(i[0], a), r[0], i[2]});
   })};
 }
 
@@ -277,9 +278,9 @@ std::vector<Tensor> winograd_output_kernel(const KernelContext& ctx) {
   return single_output(std::move(result));
 }
 
-// Rows, then columns, then the bias:
-//   rows[i, nu, t, k] = sum over xi of AT[i, xi] * M[xi * a + nu, t, k]          (i < m)
-//   sum[n, kb, oh, ow, j] = sum over nu of AT[ow % m, nu] * rows[oh % m, nu, t, kb * b + j]
+// Rows, then columns, then the bias (the rows tile first, as in the input transform):
+//   rows[t, i, nu, k] = sum over xi of AT[i, xi] * M[xi * a + nu, t, k]          (i < m)
+//   sum[n, kb, oh, ow, j] = sum over nu of AT[ow % m, nu] * rows[t, oh % m, nu, kb * b + j]
 std::vector<ComputeTensor> winograd_output_compute(const ComputeContext& ctx) {
   const ComputeTensor& mt = ctx.input(0);
   const ComputeTensor& at = ctx.input(1);
@@ -287,10 +288,10 @@ std::vector<ComputeTensor> winograd_output_compute(const ComputeContext& ctx) {
   OutputGeometry g =
       OutputGeometry::read(ctx, mt.type(), at.type(), bias ? &bias->type() : nullptr);
   const TensorType& type = ctx.output_type(0);
-  const TensorType rows_type = {mt.dtype(), {g.m, g.a, mt.dim(1), mt.dim(2)}};
+  const TensorType rows_type = {mt.dtype(), {mt.dim(1), g.m, g.a, mt.dim(2)}};
   ComputeTensor rows = ctx.reduce("winograd_rows", rows_type, {g.a}, Reducer::sum,
                                   [&](const Indices& i, const Indices& r) {
-    return at({i[0], r[0]}) * mt({affine(r[0], g.a, 0) + i[1], i[2], i[3]});
+    return at({i[1], r[0]}) * mt({affine(r[0], g.a, 0) + i[2], i[0], i[3]});
   });
   const loop::Expr m = index(g.m);
   ComputeTensor sum = ctx.reduce("winograd_output", type, {g.a}, Reducer::sum,
@@ -299,7 +300,7 @@ std::vector<ComputeTensor> winograd_output_compute(const ComputeContext& ctx) {
         {i[0], loop::FloorDiv::make(i[2], m), loop::FloorDiv::make(i[3], m)}, g.tiles);
     const loop::Expr k = affine(i[1], g.block, 0) + i[4];
     return at({loop::FloorMod::make(i[3], m), r[0]}) *
-           rows({loop::FloorMod::make(i[2], m), r[0], t, k});
+           rows({t, loop::FloorMod::make(i[2], m), r[0], k});
   });
   if (!bias) return {sum};
   return {ctx.compute("winograd_bias", type, [&](const Indices& i) {
