@@ -38,6 +38,8 @@
 #include "minic/passes/graph/fold_conv_affine.h"
 #include "minic/passes/pass_registry.h"
 
+#include "minic/support/explain.h"
+
 #include "graph_edit.h"
 
 namespace minic {
@@ -65,21 +67,49 @@ std::optional<std::vector<double>> per_channel(const Value* constant, const Tens
   return values;
 }
 
+// Why the Conv `conv` producing `node`'s input `conv_slot` cannot take `node` (Mul, Add or
+// Sub), with `values` the constant's per-channel values (nullopt: not per channel); empty
+// if it can.
+std::string no_fold_reason(const Graph& graph, const Node& node, const Node& conv,
+                           size_t conv_slot, const std::optional<std::vector<double>>& values) {
+  const Value* result = node.input(conv_slot);
+  const int64_t channels = result->type.shape[1];
+  const Value* weight = conv.input(1);
+  const Value* bias = conv.input(2);
+  if (!edit::used_only_by(graph, result, &node)) {
+    return fmt::format("%{} has another reader, which needs the value before the {}",
+                       result->name(), node.op);
+  }
+  if (node.output(0)->type != result->type) {
+    return fmt::format("its broadcast makes {} of the Conv's {}",
+                       type_string(node.output(0)->type), type_string(result->type));
+  }
+  if (!values) {
+    return fmt::format("%{} is not one value per output channel",
+                       node.input(1 - conv_slot)->name());
+  }
+  if (!weight || !weight->is_constant() || weight->type.rank() < 1 ||
+      weight->type.shape[0] != channels || (bias && !bias->is_constant())) {
+    return fmt::format("the weights or bias of Conv %{} are not constants", result->name());
+  }
+  return {};
+}
+
 // Folds `node` (Mul, Add or Sub) into the Conv producing its input `conv_slot`, reading
-// the constant at the other input; returns whether it did.
+// the constant at the other input; returns whether it did. Where the input is a Conv's
+// that cannot take it, says why (minic explain).
 bool fold(Graph& graph, Node& node, size_t conv_slot) {
   Value* result = node.input(conv_slot);
   Node* conv = result->producer();
-  if (!conv || conv->op != "Conv" || !edit::used_only_by(graph, result, &node)) return false;
-  if (node.output(0)->type != result->type) return false;
+  if (!conv || conv->op != "Conv") return false;
   std::optional<std::vector<double>> values = per_channel(node.input(1 - conv_slot), result->type);
+  if (std::string why = no_fold_reason(graph, node, *conv, conv_slot, values); !why.empty()) {
+    explain::note("{} %{} stays: {}", node.op, node.output(0)->name(), why);
+    return false;
+  }
   const Value* weight = conv->input(1);
   const Value* bias = conv->input(2);
   const int64_t channels = result->type.shape[1];
-  if (!values || !weight || !weight->is_constant() || weight->type.rank() < 1 ||
-      weight->type.shape[0] != channels || (bias && !bias->is_constant())) {
-    return false;
-  }
   std::vector<double> new_bias(static_cast<size_t>(channels), 0.0);
   if (bias) new_bias = bias->constant->to_double_vector();
   if (static_cast<int64_t>(new_bias.size()) != channels) return false;
