@@ -44,6 +44,8 @@
 #include "minic/passes/graph/fuse_matmul_bias.h"
 #include "minic/passes/pass_registry.h"
 
+#include "minic/support/explain.h"
+
 #include "pattern.h"
 
 namespace minic {
@@ -66,21 +68,50 @@ bool is_gemm_bias(const Value* bias, const Shape& result) {
   return true;
 }
 
+// Why MatMul(A, B) + bias, the MatMul's result `product` read by `add`, is not a Gemm;
+// empty if it is one (step 2).
+std::string no_gemm_reason(Graph& graph, const Node& add, const Value* product,
+                           const Value* bias) {
+  const Node* matmul = product->producer();
+  const Value* a = matmul->input(0);
+  const Value* b = matmul->input(1);
+  if (!used_only_by(graph, product, &add)) {
+    return fmt::format("%{} has another reader, which needs it without the bias",
+                       product->name());
+  }
+  if (a->type.rank() != 2) {
+    return fmt::format("A %{} is {}-d; Gemm is 2-d, and fuse-ops keeps the Add in the "
+                       "MatMul's kernel", a->name(), a->type.rank());
+  }
+  if (b->type.rank() != 2 || !b->is_constant()) {
+    return fmt::format("the weight %{} is not a constant matrix", b->name());
+  }
+  if (!bias->is_constant() || !is_float(a->type.dtype)) {
+    return fmt::format("the bias %{} is not a constant", bias->name());
+  }
+  if (add.output(0)->type != product->type || !is_gemm_bias(bias, product->type.shape)) {
+    return fmt::format("the bias %{} ({}) is not one Gemm broadcasts to {}", bias->name(),
+                       type_string(bias->type), type_string(product->type));
+  }
+  return {};
+}
+
 std::optional<pattern::Replacement> match_matmul_bias(Graph& graph, Node& add) {
   if (add.op != "Add" || add.inputs().size() != 2) return std::nullopt;
   // Step 1: MatMul(A, B) + bias, in either order.
   for (auto [product, bias] : both_orders(add)) {
     Node* matmul = match_op(product, "MatMul");
-    if (!matmul || !used_only_by(graph, product, &add)) continue;
-    Value* a = matmul->input(0);
-    Value* b = matmul->input(1);
-    // Step 2: a 2-D A, a constant 2-D weight, a constant bias Gemm broadcasts itself.
-    if (a->type.rank() != 2 || b->type.rank() != 2 || !b->is_constant()) continue;
-    if (!bias->is_constant() || !is_float(a->type.dtype)) continue;
-    if (add.output(0)->type != product->type) continue;  // the bias added axes
-    if (!is_gemm_bias(bias, product->type.shape)) continue;
+    if (!matmul) continue;
+    // Step 2: the MatMul's result read here alone, a 2-D A, a constant 2-D weight, a
+    // constant bias Gemm broadcasts itself.
+    if (std::string why = no_gemm_reason(graph, add, product, bias); !why.empty()) {
+      explain::note("Add %{} stays after MatMul %{}: {}", add.output(0)->name(),
+                    product->name(), why);
+      continue;
+    }
     // Step 3: the Add becomes the Gemm.
-    return pattern::Replacement{{matmul, &add}, "Gemm", {a, b, bias}, {}};
+    return pattern::Replacement{
+        {matmul, &add}, "Gemm", {matmul->input(0), matmul->input(1), bias}, {}};
   }
   return std::nullopt;
 }
