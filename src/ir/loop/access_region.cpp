@@ -14,9 +14,6 @@
 namespace minic::loop {
 namespace {
 
-// a / b rounded toward negative infinity (b > 0).
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 std::unordered_set<const Var*> vars_of(const Expr& expr) {
   std::unordered_set<const Var*> vars;
   uses_any_var(expr, [&vars](const Var* var) {
@@ -124,23 +121,22 @@ class AccessRelaxer {
     std::optional<int64_t> k = div ? as_const_int(div->b) : std::nullopt;
     std::optional<Linear> linear = k && *k > 0 ? linearize(div->a) : std::nullopt;
     if (!linear) return std::nullopt;
+    // The fixed variables' terms, divided by k, are the base; the rest is relaxed as a
+    // linear index of its own and divided after.
     Expr base;
-    int64_t lo = linear->constant;
-    int64_t hi = linear->constant;
+    Linear rest;
+    rest.constant = linear->constant;
     for (const auto& [var, coefficient] : linear->terms) {
-      const Var* node = var.as<Var>();
-      if (fixed_.bounds.count(node)) {
-        if (coefficient % *k != 0) return std::nullopt;
-        Expr term = coefficient == *k ? var : var * (coefficient / *k);
-        base = base ? base + term : term;
+      if (!fixed_.bounds.count(var.as<Var>())) {
+        rest.add_term(var, coefficient);
         continue;
       }
-      auto it = relaxed_.find(node);
-      if (it == relaxed_.end()) return std::nullopt;
-      lo += coefficient * (coefficient > 0 ? it->second.min : it->second.max);
-      hi += coefficient * (coefficient > 0 ? it->second.max : it->second.min);
+      if (coefficient % *k != 0) return std::nullopt;
+      Expr term = coefficient == *k ? var : var * (coefficient / *k);
+      base = base ? base + term : term;
     }
-    return DimRange{base, floor_div(lo, *k), floor_div(hi, *k)};
+    DimRange range = relax_linear(rest, index);
+    return DimRange{base, floor_div(range.lo, *k), floor_div(range.hi, *k)};
   }
 
   // Records the first index that has no bound; the range returned is not used.

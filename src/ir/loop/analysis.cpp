@@ -81,11 +81,6 @@ IntBound mul(IntBound a, IntBound b) {
   return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 // Division by a positive constant is monotonic: the ends map to the ends.
 IntBound floor_div_by(IntBound a, int64_t d) {
   auto div = [d](int64_t x) { return infinite(x) ? x : floor_div(x, d); };
@@ -301,6 +296,11 @@ std::optional<Linear> linearize(const Expr& expr) {
     return scaled;
   }
   return std::nullopt;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
 std::optional<int64_t> as_const_int(const Expr& expr) {

@@ -55,11 +55,6 @@ std::optional<Interval> multiply(Interval a, Interval b) {
                   *std::max_element(products, products + 4)};
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 class Verifier : public IRVisitor {
  public:
   explicit Verifier(const PrimFunc& func) : func_(func) {}

@@ -75,6 +75,9 @@ IntBound bound_of(const Expr& expr, const VarBounds& bounds);
 // The value of `expr` if it is an integer immediate (IntImm), else nullopt.
 std::optional<int64_t> as_const_int(const Expr& expr);
 
+// a / b rounded toward negative infinity, as FloorDiv computes it (b != 0).
+int64_t floor_div(int64_t a, int64_t b);
+
 // An index as constant + sum of coefficient * variable (each variable once).
 struct Linear {
   std::vector<std::pair<Expr, int64_t>> terms;
