@@ -39,7 +39,6 @@
 
 #include <algorithm>
 #include <set>
-#include <string_view>
 #include <unordered_map>
 
 namespace minic {
@@ -65,12 +64,6 @@ TensorType blocked_type(const TensorType& plain, int64_t block) {
   return {plain.dtype,
           {plain.shape[0], channel_blocks(plain.shape[1], block), plain.shape[2], plain.shape[3],
            block}};
-}
-
-int64_t int_attribute(const Node& node, std::string_view name, int64_t fallback) {
-  auto it = node.attributes.find(name);
-  if (it == node.attributes.end() || !std::holds_alternative<int64_t>(it->second)) return fallback;
-  return std::get<int64_t>(it->second);
 }
 
 class BlockedLayout {
@@ -129,7 +122,7 @@ class BlockedLayout {
                     "than two thirds", node.describe(), outputs, block_);
       return false;
     }
-    const int64_t group = int_attribute(node, "group", 1);
+    const int64_t group = edit::int_attribute(node, "group", 1);
     const int64_t group_out = outputs / group;
     const int64_t group_in = w->type.shape[1];
     bool plain_input = false;
@@ -189,7 +182,7 @@ class BlockedLayout {
 
   // Concat along the channels, when every input's channels are whole blocks.
   bool add_concat(const Node& node) {
-    const int64_t axis = int_attribute(node, "axis", 0);
+    const int64_t axis = edit::int_attribute(node, "axis", 0);
     if (axis != 1 && axis != -3) return false;
     bool continues = false;
     for (const Value* input : node.inputs()) {

@@ -76,6 +76,20 @@ std::optional<std::vector<int64_t>> constant_ints(const Value* value) {
   return data.to_int64_vector();
 }
 
+int64_t int_attribute(const Node& node, std::string_view name, int64_t fallback) {
+  auto it = node.attributes.find(name);
+  if (it == node.attributes.end() || !std::holds_alternative<int64_t>(it->second)) return fallback;
+  return std::get<int64_t>(it->second);
+}
+
+std::vector<int64_t> ints_attribute(const Node& node, std::string_view name,
+                                    std::vector<int64_t> fallback) {
+  auto it = node.attributes.find(name);
+  if (it == node.attributes.end()) return fallback;
+  if (!std::holds_alternative<std::vector<int64_t>>(it->second)) return {};
+  return std::get<std::vector<int64_t>>(it->second);
+}
+
 Value* add_node_of_type(Graph& graph, const std::string& op, std::vector<Value*> inputs,
                         const std::string& name, const TensorType& type, Attributes attributes) {
   Node* node = graph.add_node(op, std::move(inputs), {graph.unique_name(name)},

@@ -1,7 +1,8 @@
 // Small graph edits shared by the rewrite passes (simplify, fold-batchnorm,
-// fold-conv-affine, blocked-layout, winograd): forward a node's result to another value,
-// drop what a rewrite left unused, add a node whose result type the rewrite knows, and read
-// or build the constants the folds compute with. (One input is rewired with
+// fold-conv-affine, pretranspose-weights, blocked-layout, winograd): forward a node's
+// result to another value, drop what a rewrite left unused, read a node's attributes, add
+// a node whose result type the rewrite knows, and read or build the constants the folds
+// compute with. (One input is rewired with
 // Graph::set_input.)
 //
 // Course module 2. Every edit keeps the Graph invariants (users lists, producers, names),
@@ -15,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace minic::edit {
@@ -48,6 +50,14 @@ std::optional<double> splat_value(const Value* value);
 // The elements of a constant as int64 (axes, pads, shapes); nullopt if it is not a constant
 // of an integer type of rank 0 or 1.
 std::optional<std::vector<int64_t>> constant_ints(const Value* value);
+
+// The int attribute `name` of `node`; `fallback` where it is absent or not an int.
+int64_t int_attribute(const Node& node, std::string_view name, int64_t fallback);
+
+// The ints attribute `name` of `node`; `fallback` where it is absent, and empty where it is
+// not a list of ints (so that a check against the expected list fails).
+std::vector<int64_t> ints_attribute(const Node& node, std::string_view name,
+                                    std::vector<int64_t> fallback);
 
 // A new node `op` reading `inputs`, with one result named from `name` whose type is
 // `type` (a rewrite knows it, so no shape rule runs), and `attributes`; returns the result.

@@ -30,11 +30,7 @@ Tensor transposed(const Tensor& matrix) {
   return result;
 }
 
-bool transposes_b(const Node& node) {
-  auto it = node.attributes.find("transB");
-  return it != node.attributes.end() && std::holds_alternative<int64_t>(it->second) &&
-         std::get<int64_t>(it->second) != 0;
-}
+bool transposes_b(const Node& node) { return edit::int_attribute(node, "transB", 0) != 0; }
 
 }  // namespace
 

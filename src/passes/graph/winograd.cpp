@@ -56,14 +56,6 @@ constexpr int64_t kMinTiles2 = 64;  // tiles of 2 x 2
 constexpr int64_t kMaxTransformBytes = 16 << 20;
 constexpr int64_t kMaxWeightBytesPerTile = 64 << 10;
 
-std::vector<int64_t> ints_attribute(const Node& node, std::string_view name,
-                                    std::vector<int64_t> fallback) {
-  auto it = node.attributes.find(name);
-  if (it == node.attributes.end()) return fallback;
-  if (!std::holds_alternative<std::vector<int64_t>>(it->second)) return {};
-  return std::get<std::vector<int64_t>>(it->second);
-}
-
 // Why `conv` is not a convolution this pass computes; empty if it is.
 std::string not_winograd(const Node& conv) {
   const Value* x = conv.input(0);
@@ -72,14 +64,14 @@ std::string not_winograd(const Node& conv) {
   if (x->type.rank() != 5 || x->type.dtype != DType::f32) return "its input is not blocked f32";
   if (conv.attributes.count("group")) return "it has groups";
   if (w->type.shape[2] != 3 || w->type.shape[3] != 3) return "its kernel is not 3x3";
-  if (ints_attribute(conv, "strides", {1, 1}) != std::vector<int64_t>{1, 1}) {
+  if (edit::ints_attribute(conv, "strides", {1, 1}) != std::vector<int64_t>{1, 1}) {
     return "its stride is not 1";
   }
-  if (ints_attribute(conv, "dilations", {1, 1}) != std::vector<int64_t>{1, 1}) {
+  if (edit::ints_attribute(conv, "dilations", {1, 1}) != std::vector<int64_t>{1, 1}) {
     return "it is dilated";
   }
   if (conv.attributes.count("auto_pad")) return "its pads are given by auto_pad";
-  if (ints_attribute(conv, "pads", {0, 0, 0, 0}).size() != 4) return "its pads are not 2-d";
+  if (edit::ints_attribute(conv, "pads", {0, 0, 0, 0}).size() != 4) return "its pads are not 2-d";
   if (!w->is_constant() || (bias && !bias->is_constant())) return "its weights are not constants";
   return {};
 }
@@ -139,7 +131,7 @@ class Winograd {
     const std::vector<int64_t> tiles = {(result.shape[2] + m - 1) / m,
                                         (result.shape[3] + m - 1) / m};
     const int64_t tile_count = batch * tiles[0] * tiles[1];
-    const std::vector<int64_t> pads = ints_attribute(conv, "pads", {0, 0, 0, 0});
+    const std::vector<int64_t> pads = edit::ints_attribute(conv, "pads", {0, 0, 0, 0});
     const std::string name = conv.output(0)->name();
 
     Value* v = edit::add_node_of_type(
