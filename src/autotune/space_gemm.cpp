@@ -217,12 +217,10 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     int64_t extent_i = schedule::extent_of(sch, loops.i);
     int64_t extent_k = schedule::extent_of(sch, loops.reduce.front());
     const int64_t lanes = schedule::vector_lanes(target);
-    const schedule::GemmTile tile = schedule::gemm_tile(
+    const schedule::GemmTile tile = schedule::gemm_tile_or_fail(
         extent_i, extent_j, schedule::product(sch, loops.reduce), target);
     const int64_t nr = tile.columns;
     const int64_t mr = tile.rows;
-    if (nr == 0) fail("no column tile divides the innermost spatial extent");
-    if (mr == 1) fail("no register tile of 2 rows or more fits the row extent");
     if (extent_k < 1) fail("the reduction extent is not constant");
 
     std::vector<int64_t> column_tiles;

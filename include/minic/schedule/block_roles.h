@@ -127,6 +127,11 @@ struct GemmTile {
 // where no tile fits.
 GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Target& target);
 
+// gemm_tile's tile, refused (an Error) where it has no columns or fewer than 2 rows: the
+// GEMM rule and its tuning space take a block on the same terms.
+GemmTile gemm_tile_or_fail(int64_t rows, int64_t columns, int64_t reduction,
+                           const Target& target);
+
 // Which of loops of these extents (outermost first) runs in parallel: the first of
 // kMinParallelExtent iterations or more, whose threads' shares stay even (3 channel
 // groups on 2 threads would run 2:1); else the longest; nullopt if none has more than one.
@@ -141,8 +146,9 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
 // extent fills a vector of `vector` lanes (more than 1), split by them and vectorised, in
 // the update and the init (a pool over blocked channels: one vector of 16 per window
 // element; a classifier's 1000 columns: 62 vectors and a last one of 8, which
-// partition-loops cuts off); with `parallel`, the spatial loops outside parallelised -- or, where the
-// innermost is the only one with more than one iteration (a matrix-vector product, M = 1),
+// partition-loops cuts off); with `parallel`, the spatial loops outside parallelised -- or,
+// where the innermost is the only one with more than one iteration (a matrix-vector
+// product, M = 1),
 // the outermost reduction loop split into reduction_parts runs whose partial results
 // (rfactor) are computed in parallel and added after. Returns the number of runs (1: the
 // reduction is not split).

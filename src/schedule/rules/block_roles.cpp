@@ -177,6 +177,14 @@ GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Targe
   return best;
 }
 
+GemmTile gemm_tile_or_fail(int64_t rows, int64_t columns, int64_t reduction,
+                           const Target& target) {
+  GemmTile tile = gemm_tile(rows, columns, reduction, target);
+  if (tile.columns == 0) fail("no column tile divides the innermost spatial extent");
+  if (tile.rows == 1) fail("no register tile of 2 rows or more fits the row extent");
+  return tile;
+}
+
 // One loop, not the outer loops fused into one (which would share out more evenly still:
 // parallel accepts a fused loop, tests/lit/schedule/parallel.test, but the rules do not
 // fuse yet).

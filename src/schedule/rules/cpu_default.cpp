@@ -83,10 +83,8 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   LoopRef j = roles.spatial.back();
   std::optional<LoopRef> i = row_loop(sch, block, roles, operands);
   if (!i) fail("the rows operand depends on no outer spatial loop");
-  GemmTile tile = gemm_tile(extent_of(sch, *i), extent_of(sch, j), product(sch, roles.reduce),
-                            target);
-  if (tile.columns == 0) fail("no column tile divides the innermost spatial extent");
-  if (tile.rows == 1) fail("no register tile of 2 rows or more fits the row extent");
+  GemmTile tile = gemm_tile_or_fail(extent_of(sch, *i), extent_of(sch, j),
+                                    product(sch, roles.reduce), target);
   const int64_t mr = tile.rows;
   const int64_t nr = tile.columns;
   int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
