@@ -34,24 +34,6 @@ Graph graph_from_text(const std::string& text) {
   return graph;
 }
 
-// Compiles the graph and runs it beside the interpreter on random inputs; returns the
-// compiled kernels as text.
-std::string check_against_interpreter(const std::string& text,
-                                      const CompileOptions& options = {}) {
-  Graph reference = graph_from_text(text);
-  std::vector<Tensor> inputs = testing::random_float_inputs(reference, 5);
-  std::vector<Tensor> expected = interpret(reference, inputs);
-  std::unique_ptr<CompiledModel> model = compile_model(graph_from_text(text), options);
-  CHECK(model->stats().compiled_kernels == model->stats().kernels);
-  std::vector<Tensor> actual = model->run(inputs);
-  REQUIRE(actual.size() == expected.size());
-  for (size_t k = 0; k < actual.size(); ++k) {
-    TensorComparison comparison = compare_tensors(actual[k], expected[k], {1e-4, 1e-5});
-    INFO("output " << k << ": " << describe(comparison));
-    CHECK(comparison.ok());
-  }
-  return loop::print_module(model->kernels());
-}
 
 }  // namespace
 
@@ -66,7 +48,7 @@ TEST_CASE("a MatMul tiled by the GEMM rule matches the interpreter", "[driver]")
   // (4 vectors of 8: 12 registers) and a packed 48x32 panel of b (flattened).
   CompileOptions avx2;
   avx2.target = testing::avx2();
-  std::string kernels = check_against_interpreter(matmul, avx2);
+  std::string kernels = testing::check_against_interpreter(matmul, avx2);
   CHECK_THAT(kernels, Catch::Contains("alloc c_local: f32[96] local"));
   CHECK_THAT(kernels, Catch::Contains("alloc b_global: f32[1536]"));
   // AVX-512 (compiled, not run: this machine may lack it): 6x64 (4 vectors of 16: 24
@@ -81,7 +63,7 @@ TEST_CASE("a MatMul tiled by the GEMM rule matches the interpreter", "[driver]")
 
 TEST_CASE("a batched MatMul with a bias and Relu epilogue matches the interpreter",
           "[driver]") {
-  check_against_interpreter(R"(graph g(%a: f32[2,16,40], %b: f32[40,32], %bias: f32[32]) -> (%y: f32[2,16,32]) opset 17 {
+  testing::check_against_interpreter(R"(graph g(%a: f32[2,16,40], %b: f32[40,32], %bias: f32[32]) -> (%y: f32[2,16,32]) opset 17 {
   %m = MatMul(%a, %b)
   %s = Add(%m, %bias)
   %y = Relu(%s)
@@ -91,23 +73,23 @@ TEST_CASE("a batched MatMul with a bias and Relu epilogue matches the interprete
 
 TEST_CASE("convolutions, with and without the GEMM rule, match the interpreter", "[driver]") {
   // Output width 16 (the GEMM rule) and 7 (the reduction rule), with a pooling after.
-  check_against_interpreter(R"(graph g(%x: f32[1,3,18,18], %w: f32[8,3,3,3]) -> (%y: f32[1,8,16,16], %z: f32[1,8,8,8]) opset 17 {
+  testing::check_against_interpreter(R"(graph g(%x: f32[1,3,18,18], %w: f32[8,3,3,3]) -> (%y: f32[1,8,16,16], %z: f32[1,8,8,8]) opset 17 {
   %y = Conv(%x, %w)
   %z = MaxPool(%y) {kernel_shape = [2, 2], strides = [2, 2]}
   return %y, %z
 })");
-  check_against_interpreter(R"(graph g(%x: f32[1,4,9,9], %w: f32[6,4,3,3]) -> (%y: f32[1,6,7,7]) opset 17 {
+  testing::check_against_interpreter(R"(graph g(%x: f32[1,4,9,9], %w: f32[6,4,3,3]) -> (%y: f32[1,6,7,7]) opset 17 {
   %y = Conv(%x, %w)
   return %y
 })");
   // A pointwise convolution with a bias: a GEMM over the 12 x 12 flattened positions.
-  std::string kernels = check_against_interpreter(R"(graph g(%x: f32[1,8,12,12], %w: f32[16,8,1,1], %b: f32[16]) -> (%y: f32[1,16,12,12]) opset 17 {
+  std::string kernels = testing::check_against_interpreter(R"(graph g(%x: f32[1,8,12,12], %w: f32[16,8,1,1], %b: f32[16]) -> (%y: f32[1,16,12,12]) opset 17 {
   %y = Conv(%x, %w, %b)
   return %y
 })");
   CHECK_THAT(kernels, Catch::Contains("local"));
   // Depthwise (stride 1 and 2) and grouped convolutions: implicit GEMMs over each group.
-  check_against_interpreter(R"(graph g(%x: f32[1,8,10,10], %dw: f32[8,1,3,3], %gw: f32[6,4,1,1]) -> (%a: f32[1,8,10,10], %b: f32[1,8,5,5], %c: f32[1,6,10,10]) opset 17 {
+  testing::check_against_interpreter(R"(graph g(%x: f32[1,8,10,10], %dw: f32[8,1,3,3], %gw: f32[6,4,1,1]) -> (%a: f32[1,8,10,10], %b: f32[1,8,5,5], %c: f32[1,6,10,10]) opset 17 {
   %a = Conv(%x, %dw) {group = 8, pads = [1, 1, 1, 1]}
   %b = Conv(%x, %dw) {group = 8, pads = [1, 1, 1, 1], strides = [2, 2]}
   %c = Conv(%x, %gw) {group = 2}
@@ -126,7 +108,7 @@ TEST_CASE("every kernel runs on one thread and on several with the same results"
     INFO(threads << " threads");
     CompileOptions options;
     options.threads = threads;
-    check_against_interpreter(text, options);
+    testing::check_against_interpreter(text, options);
   }
 }
 
@@ -243,7 +225,7 @@ TEST_CASE("kernels of one workload are compiled once, each step keeping its own 
   %y2 = Relu(%m2)
   return %y1, %y2
 })";
-  check_against_interpreter(text);
+  testing::check_against_interpreter(text);
   std::unique_ptr<CompiledModel> model = compile_model(graph_from_text(text), {});
   CHECK(model->stats().compiled_kernels == 2);
   CHECK(model->stats().functions == 1);

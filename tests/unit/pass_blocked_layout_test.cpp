@@ -5,7 +5,6 @@
 // with its epilogue folded in -- compute what the interpreter computes. Course module 4.
 #include "minic/passes/graph/blocked_layout.h"
 
-#include "minic/driver/compile.h"
 #include "minic/ops/nchwc.h"
 
 #include "driver_test_util.h"
@@ -174,15 +173,6 @@ TEST_CASE("nchwc_conv_weights puts W[m, c, kh, kw] at [m / b, c / bi, kh, kw, c 
 TEST_CASE("compiled blocked convolutions match the interpreter", "[passes][nchwc][driver]") {
   for (const ConvCase& test : conv_cases()) {
     INFO(test.name);
-    std::string text = conv_graph(test, 5);
-    Graph reference = testing::graph_from_text(text);
-    std::vector<Tensor> inputs = testing::random_float_inputs(reference, 9);
-    std::vector<Tensor> expected = interpret(reference, inputs);
-    std::unique_ptr<CompiledModel> model = compile_model(testing::graph_from_text(text), {});
-    CHECK(model->stats().compiled_kernels == model->stats().kernels);
-    std::vector<Tensor> actual = model->run(inputs);
-    TensorComparison comparison = compare_tensors(actual.at(0), expected.at(0), {1e-4, 1e-5});
-    INFO(describe(comparison));
-    CHECK(comparison.ok());
+    testing::check_against_interpreter(conv_graph(test, 5), {}, 9, {1e-4, 1e-5});
   }
 }

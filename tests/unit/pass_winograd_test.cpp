@@ -5,7 +5,6 @@
 // schedules) compute what the interpreter computes. Course module 4.
 #include "minic/passes/graph/winograd.h"
 
-#include "minic/driver/compile.h"
 #include "minic/ops/nchwc.h"
 #include "minic/ops/winograd.h"
 #include "minic/passes/graph/blocked_layout.h"
@@ -165,15 +164,6 @@ TEST_CASE("compiled Winograd convolutions match the interpreter", "[passes][wino
   for (const ConvCase& test : winograd_cases()) {
     if (test.tile == 0) continue;
     INFO(test.name);
-    std::string text = conv_graph(test, 8);
-    Graph reference = testing::graph_from_text(text);
-    std::vector<Tensor> inputs = testing::random_float_inputs(reference, 2);
-    std::vector<Tensor> expected = interpret(reference, inputs);
-    std::unique_ptr<CompiledModel> model = compile_model(testing::graph_from_text(text), {});
-    CHECK(model->stats().compiled_kernels == model->stats().kernels);
-    std::vector<Tensor> actual = model->run(inputs);
-    TensorComparison comparison = compare_tensors(actual.at(0), expected.at(0), {1e-3, 1e-3});
-    INFO(describe(comparison));
-    CHECK(comparison.ok());
+    testing::check_against_interpreter(conv_graph(test, 8), {}, 2, {1e-3, 1e-3});
   }
 }
