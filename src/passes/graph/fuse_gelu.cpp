@@ -18,7 +18,8 @@
 // depend on the opset.
 // Invariant: the graph computes the same outputs (Gelu evaluates the same formula); every
 // value outside a matched formula is untouched, and the formula's last value keeps its
-// name. A formula whose intermediate values are used elsewhere is left alone.
+// name. A formula whose intermediate values are used elsewhere is left alone. `minic
+// explain` says why a product that looks like a GELU (one factor 1 + Erf or 1 + Tanh) stays.
 //
 // Algorithm, with every node tried as the root (the last Mul or Div) of a formula:
 //   1. Read the root as a product: open Mul nodes (and Div by a constant) used only inside
@@ -41,6 +42,7 @@
 #include "minic/passes/graph/fuse_gelu.h"
 #include "minic/passes/pass_registry.h"
 
+#include "minic/support/explain.h"
 #include "pattern.h"
 
 #include <cmath>
@@ -204,15 +206,43 @@ std::optional<std::string> match_gelu_term(const Value* term, const Value* x,
   return std::nullopt;
 }
 
-std::optional<pattern::Replacement> match_gelu(Graph& graph, Node& root) {
-  // Step 1: x * 0.5 * (1 + f(x)) is a product of two terms scaled by 0.5.
-  if (!is_product_step(root)) return std::nullopt;
-  Product product;
-  add_factors_of(graph, root, 1, product);
-  if (product.terms.size() != 2) return std::nullopt;
-  if (!pattern::is_near(product.scale, 0.5)) return std::nullopt;
+// Says why `root`, a product of two terms, stays unfused when one term is 1 + Erf(...) or
+// 1 + Tanh(...), which makes it look like a GELU: a constant factor other than 0.5, a
+// result that broadcasts x, or an inner argument that is not GELU's.
+void note_refusal(const Graph& graph, const Node& root, const Product& product) {
+  if (!explain::recording()) return;
+  // A product read only by another product step is part of a larger one, tried there.
+  const Value* result = root.output(0);
+  if (result->users().size() == 1 && !graph.is_graph_output(result) &&
+      is_product_step(*result->users()[0])) {
+    return;
+  }
+  for (auto [x, term] : {std::pair{product.terms[0], product.terms[1]},
+                         std::pair{product.terms[1], product.terms[0]}}) {
+    std::vector<Node*> unused;
+    Node* inner = one_plus(term, "Erf", unused);
+    if (!inner) inner = one_plus(term, "Tanh", unused);
+    if (!inner || !x || !x->has_type) continue;
+    std::string why;
+    if (!pattern::is_near(product.scale, 0.5)) {
+      why = fmt::format("its constant factor is {:g}, GELU's is 0.5", product.scale);
+    } else if (result->type != x->type) {
+      why = fmt::format("the result ({}) broadcasts %{} ({})", type_string(result->type),
+                        x->name(), type_string(x->type));
+    } else if (inner->op == "Erf") {
+      why = fmt::format("Erf %{}'s argument is not %{} / sqrt(2)", inner->output(0)->name(),
+                        x->name());
+    } else {
+      why = fmt::format("Tanh %{}'s argument is not sqrt(2/pi) * (%{} + 0.044715 * %{}^3)",
+                        inner->output(0)->name(), x->name(), x->name());
+    }
+    explain::note("%{} stays, not Gelu: {}", result->name(), why);
+    return;
+  }
+}
 
-  // Step 2: one term is x, the other 1 + f(x).
+// Step 2 for a product of two terms scaled by 0.5: one term is x, the other 1 + f(x).
+std::optional<pattern::Replacement> gelu_of(Node& root, const Product& product) {
   for (auto [x, term] : {std::pair{product.terms[0], product.terms[1]},
                          std::pair{product.terms[1], product.terms[0]}}) {
     if (!x || !x->has_type || !is_float(x->type.dtype)) continue;
@@ -226,6 +256,20 @@ std::optional<pattern::Replacement> match_gelu(Graph& graph, Node& root) {
     if (*approximate != "none") attributes["approximate"] = *approximate;
     return pattern::Replacement{std::move(nodes), "Gelu", {x}, std::move(attributes)};
   }
+  return std::nullopt;
+}
+
+std::optional<pattern::Replacement> match_gelu(Graph& graph, Node& root) {
+  // Step 1: x * 0.5 * (1 + f(x)) is a product of two terms scaled by 0.5.
+  if (!is_product_step(root)) return std::nullopt;
+  Product product;
+  add_factors_of(graph, root, 1, product);
+  if (product.terms.size() != 2) return std::nullopt;
+  // Step 2: one term is x, the other 1 + f(x).
+  if (pattern::is_near(product.scale, 0.5)) {
+    if (std::optional<pattern::Replacement> gelu = gelu_of(root, product)) return gelu;
+  }
+  note_refusal(graph, root, product);
   return std::nullopt;
 }
 

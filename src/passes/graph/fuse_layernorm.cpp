@@ -22,7 +22,8 @@
 // meaning does not depend on the opset.
 // Invariant: the graph computes the same outputs up to float rounding (the fused kernel
 // accumulates in double); the formula's last value keeps its name; a formula whose
-// intermediate values are used elsewhere is left alone.
+// intermediate values are used elsewhere is left alone. Once d / Sqrt(...) with
+// d = x - ReduceMean(x) is found, `minic explain` says why a formula stays.
 //
 // Algorithm, with every Div node tried as the centre of a formula:
 //   1. Match d / Sqrt(var + eps) upwards: d = x - ReduceMean(x), var = ReduceMean(d^2).
@@ -50,7 +51,10 @@
 #include "minic/passes/pass_registry.h"
 
 #include "minic/ops/op.h"
+#include "minic/support/explain.h"
 #include "pattern.h"
+
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <numeric>
@@ -135,6 +139,9 @@ Node* affine_step(Graph& graph, const Value* value, std::string_view op, const T
     if (operand != value) continue;
     parameter = as_parameter(graph, other, x, normalized);
     if (parameter) return step;
+    explain::note("{} %{} stays after the LayerNormalization: %{} ({}) is not a constant "
+                  "over the normalised axes {}", op, step->output(0)->name(), other->name(),
+                  type_string(other->type), shape_string(normalized));
   }
   return nullptr;
 }
@@ -150,6 +157,12 @@ Node* square_of(const Value* value, const Value* d) {
   return mul && mul->input(0) == d && mul->input(1) == d ? mul : nullptr;
 }
 
+// Says why the formula at `div`, d / Sqrt(...) with d = x - ReduceMean(x), stays unfused.
+std::nullopt_t refuse(const Node& div, const std::string& why) {
+  explain::note("%{} stays, not LayerNormalization: {}", div.output(0)->name(), why);
+  return std::nullopt;
+}
+
 std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
   // Step 1: d / Sqrt(var + eps), d = x - ReduceMean(x), var = ReduceMean(d^2).
   if (div.op != "Div" || div.inputs().size() != 2) return std::nullopt;
@@ -160,34 +173,59 @@ std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
   Value* x = sub->input(0);
   Node* mean = match_op(sub->input(1), "ReduceMean");
   if (!mean || mean->input(0) != x) return std::nullopt;
+  // From here on the formula is recognisable, and `minic explain` says why it stays.
   Node* add_eps = match_op(sqrt->input(0), "Add");
-  if (!add_eps) return std::nullopt;
   Node* variance = nullptr;
   std::optional<double> epsilon;
-  for (auto [var, eps] : both_orders(*add_eps)) {
-    variance = match_op(var, "ReduceMean");
-    epsilon = splat_value(eps);
-    if (variance && epsilon) break;
+  if (add_eps) {
+    for (auto [var, eps] : both_orders(*add_eps)) {
+      variance = match_op(var, "ReduceMean");
+      epsilon = splat_value(eps);
+      if (variance && epsilon) break;
+    }
   }
-  if (!variance || !epsilon) return std::nullopt;
+  if (!variance || !epsilon) {
+    return refuse(div, fmt::format("the Sqrt's argument %{} is not a ReduceMean plus a "
+                                   "constant epsilon", sqrt->input(0)->name()));
+  }
   Node* square = square_of(variance->input(0), d);
-  if (!square) return std::nullopt;
+  if (!square) {
+    return refuse(div, fmt::format("%{} is the mean of %{}, which is not %{} squared",
+                                   variance->output(0)->name(), variance->input(0)->name(),
+                                   d->name()));
+  }
   const TensorType& type = x->type;
   if (!is_float(type.dtype) || d->type != type || div.output(0)->type != type) {
-    return std::nullopt;
+    return refuse(div, fmt::format("%{} ({}) is not a float tensor of the result's type {}",
+                                   x->name(), type_string(type),
+                                   type_string(div.output(0)->type)));
   }
 
   // Step 2: both ReduceMeans reduce the same trailing axes and keep them.
   std::optional<std::vector<int64_t>> axes = kept_reduced_axes(*mean, graph.opset, type.rank());
-  if (!axes || !are_trailing(*axes, type.rank())) return std::nullopt;
-  if (kept_reduced_axes(*variance, graph.opset, type.rank()) != axes) return std::nullopt;
+  if (!axes) {
+    return refuse(div, fmt::format("the axes ReduceMean %{} reduces are not known constants "
+                                   "kept in the result (keepdims=1)", mean->output(0)->name()));
+  }
+  if (!are_trailing(*axes, type.rank())) {
+    return refuse(div, fmt::format("%{} reduces axes [{}] of the {}-d %{}, not its last axes",
+                                   mean->output(0)->name(), fmt::join(*axes, ", "),
+                                   type.rank(), x->name()));
+  }
+  if (kept_reduced_axes(*variance, graph.opset, type.rank()) != axes) {
+    return refuse(div, fmt::format("%{} and %{} reduce different axes",
+                                   mean->output(0)->name(), variance->output(0)->name()));
+  }
   const int64_t count = static_cast<int64_t>(axes->size());
   const Shape normalized(type.shape.end() - count, type.shape.end());
 
   // Step 3: the optional * gamma and + beta after it. (Constants are added to the graph only
   // once the match is known to be safe.)
   std::vector<Node*> nodes = {mean, sub, square, variance, add_eps, sqrt, &div};
-  if (!pattern::is_self_contained(graph, nodes)) return std::nullopt;
+  if (const Value* escaping = pattern::escaping_value(graph, nodes)) {
+    pattern::note_escaping(div, "LayerNormalization", *escaping);
+    return std::nullopt;
+  }
   Value* scale = nullptr;
   Value* bias = nullptr;
   if (Node* mul = affine_step(graph, nodes.back()->output(0), "Mul", type, normalized, scale)) {

@@ -10,6 +10,8 @@
 // Chapter: docs/module2-graph-passes.md#4-recognising-decomposed-ops-fuse-gelu-fuse-layernorm-fuse-matmul-bias
 #include "pattern.h"
 
+#include "minic/support/explain.h"
+
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
@@ -43,21 +45,29 @@ Node* sole_user(const Graph& graph, const Value* value, std::string_view op) {
   return user->op == op ? user : nullptr;
 }
 
-bool is_self_contained(const Graph& graph, const std::vector<Node*>& nodes) {
-  if (nodes.empty()) return false;
+const Value* escaping_value(const Graph& graph, const std::vector<Node*>& nodes) {
   std::unordered_set<const Node*> members(nodes.begin(), nodes.end());
-  if (members.size() != nodes.size()) return false;
-  const Node* root = nodes.back();
   for (const Node* node : nodes) {
-    if (node == root) continue;
+    if (node == nodes.back()) continue;
     for (const Value* output : node->outputs()) {
-      if (graph.is_graph_output(output)) return false;
+      if (graph.is_graph_output(output)) return output;
       for (const Node* user : output->users()) {
-        if (!members.count(user)) return false;
+        if (!members.count(user)) return output;
       }
     }
   }
-  return true;
+  return nullptr;
+}
+
+bool is_self_contained(const Graph& graph, const std::vector<Node*>& nodes) {
+  if (nodes.empty()) return false;
+  std::unordered_set<const Node*> members(nodes.begin(), nodes.end());
+  return members.size() == nodes.size() && escaping_value(graph, nodes) == nullptr;
+}
+
+void note_escaping(const Node& root, std::string_view op, const Value& escaping) {
+  explain::note("%{} stays, not {}: %{} of its formula is also read outside it",
+                root.output(0)->name(), op, escaping.name());
 }
 
 namespace {
@@ -93,7 +103,12 @@ int rewrite_matches(Graph& graph, const Matcher& matcher) {
   for (Node* node : graph.nodes()) {
     if (claimed.count(node)) continue;
     std::optional<Replacement> replacement = matcher(graph, *node);
-    if (!replacement || !is_self_contained(graph, replacement->nodes)) continue;
+    if (!replacement) continue;
+    if (!is_self_contained(graph, replacement->nodes)) {
+      const Value* escaping = escaping_value(graph, replacement->nodes);
+      if (escaping) note_escaping(*replacement->nodes.back(), replacement->op, *escaping);
+      continue;
+    }
     const std::vector<Node*>& nodes = replacement->nodes;
     bool overlaps = std::any_of(nodes.begin(), nodes.end(),
                                 [&](const Node* member) { return claimed.count(member) > 0; });

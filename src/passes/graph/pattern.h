@@ -78,12 +78,19 @@ struct Replacement {
 // adds constants to the graph checks it first, so that it adds none for a match that fails.
 bool is_self_contained(const Graph& graph, const std::vector<Node*>& nodes);
 
+// The first result of a node other than the root (the last) that is used outside `nodes`
+// or is a graph output: what keeps a match from being self-contained. Null if there is none.
+const Value* escaping_value(const Graph& graph, const std::vector<Node*>& nodes);
+
+// The explain note for a match that `escaping` keeps from being replaced by `op`.
+void note_escaping(const Node& root, std::string_view op, const Value& escaping);
+
 using Matcher = std::function<std::optional<Replacement>(Graph&, Node& root)>;
 
 // Runs `matcher` at every node in order, and applies the replacements it finds:
 //   1. A match is kept only if the results of its non-root nodes are used inside the
-//      match alone (no other user, no graph output), and if it shares no node with a match
-//      kept before it.
+//      match alone (no other user, no graph output; `minic explain` says which value is
+//      not), and if it shares no node with a match kept before it.
 //   2. Each kept match's root becomes the replacement node (it keeps its place and outputs);
 //      the other matched nodes, now unused, are erased.
 //   3. If anything changed, values left unused (the formula's constants) are removed.
