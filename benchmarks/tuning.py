@@ -4,8 +4,9 @@
     benchmarks/tuning.py [--parts costmodel,gemm,resnet50] [--trials 64] [--seeds 1,2]
                          [--gemm-trials 64] [--resnet-budget 15m] [--threads 1]
                          [--minic build/minic] [--out benchmarks/out/tuning] [--reuse]
+                         [--tvm-python PATH --tvm-mcpu NAME]
 
-Three parts, each written into OUT/tuning.md (and the raw databases beside it):
+Four parts, each written into OUT/tuning.md (and the raw databases beside it):
   costmodel  the cost model against random search: three single-kernel models (MatMul
              1024^3, BERT's feed-forward MatMul 128x256x1024, a ResNet 3x3 convolution
              with ReLU), each tuned with --trials T by the XGBoost model and by the random
@@ -16,6 +17,11 @@ Three parts, each written into OUT/tuning.md (and the raw databases beside it):
              to get within 10% of the final best.
   resnet50   the ResNet-50 light model tuned for --resnet-budget, then benchmarks/run with
              and without the records, and the A/B runs.
+  tvm        minic against TVM's MetaSchedule at equal trials (--trials) on MatMul 1024^3
+             and ResNet-50's first 3x3 convolution: each tuner's trials to within 10% of
+             its best, then each best kernel timed again (minic bench --records; TVM's time evaluator). Not part
+             of the default parts: it needs a Python with TVM (--tvm-python, made as
+             benchmarks/README.md says) and the CPU's LLVM name (--tvm-mcpu).
 Times come from `minic tune` (each candidate: median of timed runs in a child process)
 and from benchmarks/run (alternating minic and ORT child processes).
 """
@@ -26,6 +32,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -150,9 +157,9 @@ def side_by_side(options, pattern, records, out_dir):
         return json.load(f)["benchmarks"][0]["summary"]
 
 
-def bench_median(options, model, records, json_path):
+def bench_median(options, model, records, json_path, warmup=3, repeat=10):
     command = [options.minic, "bench", model, "--threads", str(options.threads), "--warmup",
-               "3", "--repeat", "10", "--json", json_path]
+               str(warmup), "--repeat", str(repeat), "--json", json_path]
     if records:
         command += ["--records", records]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -218,6 +225,84 @@ def part_resnet50(options, out, lines):
     lines += ab_rows(options, model, db, out, "resnet50")
 
 
+def trials_to_reach(latencies, bar):
+    """The number of trials after which the best so far is at or under `bar` (None: never)."""
+    best = float("inf")
+    for count, latency in enumerate(latencies, start=1):
+        if latency > 0:
+            best = min(best, latency)
+        if best <= bar:
+            return count
+    return None
+
+
+def check_against_interpreter(options, model, records, out_dir):
+    """Runs `model` with `records` and compares its outputs with the reference interpreter's."""
+    reference = os.path.join(out_dir, "reference")
+    subprocess.run([options.minic, "run", model, "--backend", "interp", "--output-dir",
+                    reference], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([options.minic, "run", model, "--records", records, "--threads",
+                    str(options.threads), "--compare", reference], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def run_tvm_tune(options, name, out):
+    """benchmarks/tvm_tune.py on one task under --tvm-python: its result (JSON)."""
+    result_path = os.path.join(out, f"tvm_{name}.json")
+    if not (options.reuse and os.path.exists(result_path)):
+        command = [options.tvm_python, os.path.join(HERE, "tvm_tune.py"), name, "--trials",
+                   str(options.trials), "--threads", str(options.threads), "--mcpu",
+                   options.tvm_mcpu, "--out", result_path]
+        log("$ " + " ".join(command))
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL,
+                       env=dict(os.environ, TVM_NUM_THREADS=str(options.threads)))
+    with open(result_path) as f:
+        return json.load(f)
+
+
+def part_tvm(options, out, lines):
+    if not options.tvm_python or not options.tvm_mcpu:
+        raise SystemExit("tuning.py: the tvm part needs --tvm-python and --tvm-mcpu")
+    models = build_models(os.path.join(out, "models"))
+    trials = options.trials
+    lines += ["## minic and TVM's MetaSchedule at equal trials", "",
+              f"Each tuner gets {trials} trials on {options.threads} thread(s), timing its "
+              f"candidates with warm caches (`minic tune MODEL --trials {trials} --warm-cache`; "
+              f"`benchmarks/tvm_tune.py TASK --trials {trials}`: `meta_schedule.tune_tir`, "
+              "evolutionary search, XGBoost, rounds of 16). The best schedules of each are "
+              "then timed again: minic's by `minic bench --records` on the task's ONNX model "
+              "(median of 30 runs after 5 warm-ups), TVM's by its time evaluator (median of "
+              "15 repeats of 5 runs). Both outputs are checked: minic's with the records "
+              "against the reference interpreter (`minic run --compare`), TVM's against NumPy.",
+              "", "| task | minic default ms | minic tuned ms | TVM tuned ms | minic / TVM "
+              "| minic tasks | minic: trials to 10% | TVM: trials to 10% "
+              "| tuning s (minic, TVM) |", "|---|---|---|---|---|---|---|---|---|"]
+    for name in ("matmul_1024", "conv3x3_64"):
+        db = os.path.join(out, f"tvm_{name}_minic.jsonl")
+        start = time.time()
+        records = tune(options, models[name], db, ["--trials", str(trials), "--warm-cache"])
+        minic_s = "-" if options.reuse else f"{time.time() - start:.0f}"
+        check_against_interpreter(options, models[name], db, os.path.join(out, f"tvm_{name}"))
+        default_ms = bench_median(options, models[name], "",
+                                  os.path.join(out, f"tvm_{name}_a.json"), warmup=5, repeat=30)
+        tuned_ms = bench_median(options, models[name], db,
+                                os.path.join(out, f"tvm_{name}_b.json"), warmup=5, repeat=30)
+        tvm_result = run_tvm_tune(options, name, out)
+        tvm_curve = tvm_result["trial_us"]
+        tvm_best = min(t for t in tvm_curve if t > 0)
+        tasks = len({r["workload"] for r in records})
+        # With several tasks the trials are shared among them: no one curve to read.
+        minic_reach = trials_to_within(records, 0.10) if tasks == 1 else "-"
+        tvm_ms = tvm_result["median_ms"]
+        lines.append(f"| {name} | {default_ms:.3f} | {tuned_ms:.3f} | {tvm_ms:.3f} "
+                     f"| {tuned_ms / tvm_ms:.3f} | {tasks} | {minic_reach} "
+                     f"| {trials_to_reach(tvm_curve, tvm_best * 1.10)} "
+                     f"| {minic_s}, {tvm_result['tuning_s']:.0f} |")
+        log(lines[-1])
+    lines += ["", f"TVM {tvm_result['tvm']} (`--mcpu {options.tvm_mcpu}`).", ""]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", default="costmodel,gemm,resnet50")
@@ -228,13 +313,19 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--minic", default=os.path.join(REPO, "build", "minic"))
     parser.add_argument("--out", default=os.path.join(HERE, "out", "tuning"))
+    parser.add_argument("--tvm-python", default="",
+                        help="tvm: a Python interpreter that imports tvm")
+    parser.add_argument("--tvm-mcpu", default="",
+                        help="tvm: the CPU's LLVM name (`llc --version`: Host CPU)")
     parser.add_argument("--reuse", action="store_true",
-                        help="gemm, resnet50: use the database already in OUT, do not tune again")
+                        help="gemm, resnet50, tvm: use the databases (and TVM results) already "
+                             "in OUT, do not tune again")
     options = parser.parse_args()
     options.minic = os.path.abspath(options.minic)
     os.makedirs(options.out, exist_ok=True)
     lines = ["# Autotuning measurements", ""]
-    parts = {"costmodel": part_costmodel, "gemm": part_gemm, "resnet50": part_resnet50}
+    parts = {"costmodel": part_costmodel, "gemm": part_gemm, "resnet50": part_resnet50,
+             "tvm": part_tvm}
     for part in options.parts.split(","):
         parts[part](options, options.out, lines)
     report = os.path.join(options.out, f"tuning_{options.parts.replace(',', '_')}.md")
