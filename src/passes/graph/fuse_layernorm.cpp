@@ -163,6 +163,28 @@ std::nullopt_t refuse(const Node& div, const std::string& why) {
   return std::nullopt;
 }
 
+// Step 2: how many trailing axes of x the two ReduceMeans `mean` and `variance` both
+// reduce and keep; nullopt (and why, for `minic explain`) if they do not.
+std::optional<int64_t> trailing_axes(const Graph& graph, const Node& div, const Node& mean,
+                                     const Node& variance, const Value& x) {
+  const int64_t rank = x.type.rank();
+  std::optional<std::vector<int64_t>> axes = kept_reduced_axes(mean, graph.opset, rank);
+  if (!axes) {
+    return refuse(div, fmt::format("the axes ReduceMean %{} reduces are not known constants "
+                                   "kept in the result (keepdims=1)", mean.output(0)->name()));
+  }
+  if (!are_trailing(*axes, rank)) {
+    return refuse(div, fmt::format("%{} reduces axes [{}] of the {}-d %{}, not its last axes",
+                                   mean.output(0)->name(), fmt::join(*axes, ", "), rank,
+                                   x.name()));
+  }
+  if (kept_reduced_axes(variance, graph.opset, rank) != axes) {
+    return refuse(div, fmt::format("%{} and %{} reduce different axes", mean.output(0)->name(),
+                                   variance.output(0)->name()));
+  }
+  return static_cast<int64_t>(axes->size());
+}
+
 std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
   // Step 1: d / Sqrt(var + eps), d = x - ReduceMean(x), var = ReduceMean(d^2).
   if (div.op != "Div" || div.inputs().size() != 2) return std::nullopt;
@@ -202,21 +224,9 @@ std::optional<pattern::Replacement> match_layernorm(Graph& graph, Node& div) {
   }
 
   // Step 2: both ReduceMeans reduce the same trailing axes and keep them.
-  std::optional<std::vector<int64_t>> axes = kept_reduced_axes(*mean, graph.opset, type.rank());
-  if (!axes) {
-    return refuse(div, fmt::format("the axes ReduceMean %{} reduces are not known constants "
-                                   "kept in the result (keepdims=1)", mean->output(0)->name()));
-  }
-  if (!are_trailing(*axes, type.rank())) {
-    return refuse(div, fmt::format("%{} reduces axes [{}] of the {}-d %{}, not its last axes",
-                                   mean->output(0)->name(), fmt::join(*axes, ", "),
-                                   type.rank(), x->name()));
-  }
-  if (kept_reduced_axes(*variance, graph.opset, type.rank()) != axes) {
-    return refuse(div, fmt::format("%{} and %{} reduce different axes",
-                                   mean->output(0)->name(), variance->output(0)->name()));
-  }
-  const int64_t count = static_cast<int64_t>(axes->size());
+  std::optional<int64_t> trailing = trailing_axes(graph, div, *mean, *variance, *x);
+  if (!trailing) return std::nullopt;
+  const int64_t count = *trailing;
   const Shape normalized(type.shape.end() - count, type.shape.end());
 
   // Step 3: the optional * gamma and + beta after it. (Constants are added to the graph only
