@@ -49,8 +49,11 @@ def log(message):
 
 
 def read_records(path):
+    """The search's records of a database: its first timings, without the finalists timed
+    again at the end (`"remeasured": true`), which repeat trials already there."""
     with open(path) as db:
-        return [json.loads(line) for line in db if line.strip()]
+        records = [json.loads(line) for line in db if line.strip()]
+    return [r for r in records if not r.get("remeasured")]
 
 
 def best_us(records):

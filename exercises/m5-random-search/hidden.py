@@ -33,7 +33,8 @@ def tune(args, index, text, folder, seed):
     if os.path.exists(db):
         os.remove(db)
     command = [args.minic, "tune", graph, "-o", db, "--search", "random", "--trials",
-               str(TRIALS), "--per-round", "4", "--seed", str(seed), "--warm-cache"]
+               str(TRIALS), "--per-round", "4", "--seed", str(seed), "--warm-cache",
+               "--finalists", "0"]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         hidden.fail(args, index, text, f"{' '.join(command)} exited {result.returncode}:\n"

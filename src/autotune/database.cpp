@@ -8,8 +8,10 @@
 //    "times_us":[812.1,815.0],"median_us":813.5,"error":"","flops":2097152.0,"trial":3,
 //    "time":"2026-11-30T18:02:11Z"}
 //
-// Reading is strict: every field must be there with its type, and the version must be
-// kRecordVersion. A file that is not what the tuner wrote stops the load with the file,
+// A finalist timed again at the end of a run (tuner.h, step 5) adds `"remeasured":true`
+// after `time`; the field is written only then, and a record without it is a first timing.
+// Reading is otherwise strict: every field must be there with its type, and the version must
+// be kRecordVersion. A file that is not what the tuner wrote stops the load with the file,
 // the line and the field, rather than tuning resuming from half a database.
 //
 // Appending: each add() on an attached database opens the file in append mode, writes the
@@ -127,6 +129,7 @@ std::string record_to_json(const TuningRecord& record) {
   object["flops"] = record.flops;
   object["trial"] = record.trial;
   object["time"] = record.time;
+  if (record.remeasured) object["remeasured"] = true;
   // dump() escapes newlines and quotes inside strings, so the record stays one line.
   return object.dump();
 }
@@ -159,6 +162,11 @@ TuningRecord record_from_json(const std::string& line, const std::string& where)
   record.flops = number_field(object, "flops", where);
   record.trial = static_cast<int>(integer_field(object, "trial", where));
   record.time = string_field(object, "time", where);
+  if (object.contains("remeasured")) {
+    const Json& field = object["remeasured"];
+    if (!field.is_boolean()) fail("{}: field 'remeasured' should be true or false", where);
+    record.remeasured = field.get<bool>();
+  }
   return record;
 }
 
@@ -205,6 +213,14 @@ void Database::attach(const std::string& path) {
   attached_path_ = path;
 }
 
+// A re-measured record wins because the finalists were timed side by side, a first
+// timing alone. Otherwise the strictly faster: among equal times the first measured stays,
+// so the answer does not depend on how files were merged after it.
+bool chosen_over(const TuningRecord& record, const TuningRecord& chosen) {
+  if (record.remeasured != chosen.remeasured) return record.remeasured;
+  return record.median_us < chosen.median_us;
+}
+
 std::optional<TuningRecord> Database::best(const std::string& workload_key,
                                            const Target& target) const {
   const std::string key = target.str();
@@ -213,9 +229,7 @@ std::optional<TuningRecord> Database::best(const std::string& workload_key,
     if (record.workload_key != workload_key || record.target != key || !record.ok()) {
       continue;
     }
-    // Strictly faster: among equal times the first measured stays, so the answer does not
-    // depend on how files were merged after it.
-    if (!best || record.median_us < best->median_us) best = record;
+    if (!best || chosen_over(record, *best)) best = record;
   }
   return best;
 }
@@ -266,7 +280,7 @@ Database best_records(const Database& database) {
         slot_of.try_emplace({record.workload_key, record.target}, best.size());
     if (inserted) {
       best.push_back(record);
-    } else if (record.median_us < best[slot->second].median_us) {
+    } else if (chosen_over(record, best[slot->second])) {
       best[slot->second] = record;
     }
   }

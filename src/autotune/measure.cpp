@@ -240,13 +240,6 @@ std::string signal_name(int signal_number) {
   }
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t middle = values.size() / 2;
-  if (values.size() % 2 == 1) return values[middle];
-  return (values[middle - 1] + values[middle]) / 2;
-}
-
 // The child's report, read back: "ok FLUSHED T1 T2 ..." or "error MESSAGE".
 MeasureResult parse_report(const std::string& report, int repeats) {
   MeasureResult result;
@@ -349,6 +342,14 @@ void check_options(const MeasureOptions& options) {
 }
 
 }  // namespace
+
+double median_of(std::vector<double> values) {
+  MINIC_CHECK(!values.empty());
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  if (values.size() % 2 == 1) return values[middle];
+  return (values[middle - 1] + values[middle]) / 2;
+}
 
 std::vector<MeasureResult> measure(const std::vector<loop::PrimFunc>& candidates,
                                    const Target& target, const MeasureOptions& options) {

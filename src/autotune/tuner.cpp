@@ -41,6 +41,8 @@ struct TaskState {
   double default_us = 0;
   double best_us = 0;
   int trials = 0;
+  int measured_here = 0;  // trials of this run (not resumed)
+  int finalists = 0;      // re-measured in step 5
 };
 
 // A measured candidate, for training the cost model.
@@ -85,6 +87,7 @@ void retrain(CostModel& model, const std::vector<Sample>& samples,
 void resume_task(TaskState& state, int index, const Database& database, const Target& target,
                  std::vector<Sample>& samples) {
   for (const TuningRecord& record : database.of_workload(state.task->workload_key, target)) {
+    if (record.remeasured) continue;  // a second timing of a record already read
     Sample sample;
     sample.task = index;
     try {
@@ -176,6 +179,7 @@ void record_round(Tuning& tuning, int t, const std::vector<Candidate>& batch,
     record.error = result.ok ? "" : result.error;
     record.flops = task.flops;
     record.trial = state.trials++;
+    ++state.measured_here;
     record.time = utc_timestamp();
     database.add(record);
     ++tuning.trials;
@@ -213,13 +217,80 @@ RoundReport round_report(const Tuning& tuning, int t, const TuneOptions& options
   return report;
 }
 
+// Step 5's finalists among a task's records: the `count` fastest first timings, and the
+// default schedule's, each trace once.
+std::vector<TuningRecord> finalists_of(std::vector<TuningRecord> records, int count) {
+  std::erase_if(records, [](const TuningRecord& r) { return !r.ok() || r.remeasured; });
+  std::stable_sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+    return a.median_us < b.median_us;
+  });
+  std::vector<TuningRecord> finalists;
+  auto has = [&](const TuningRecord& r) {
+    return std::any_of(finalists.begin(), finalists.end(),
+                       [&](const TuningRecord& f) { return f.trace == r.trace; });
+  };
+  for (const TuningRecord& record : records) {
+    if (static_cast<int>(finalists.size()) == count) break;
+    if (!has(record)) finalists.push_back(record);
+  }
+  for (const TuningRecord& record : records) {
+    if (record.decisions.empty() && !has(record)) finalists.push_back(record);
+  }
+  return finalists;
+}
+
+// Step 5 for one task: its finalists timed kRemeasureRounds times in turn (A B C, A B C,
+// ...), so that a change in the machine's speed during the run touches all of them alike,
+// and appended to the database as re-measured records with every timing.
+void remeasure_task(TaskState& state, const Target& target, const TuneOptions& options,
+                    Database& database) {
+  constexpr int kRemeasureRounds = 2;
+  std::vector<TuningRecord> finalists;
+  std::vector<loop::PrimFunc> funcs;
+  for (const TuningRecord& finalist :
+       finalists_of(database.of_workload(state.task->workload_key, target), options.finalists)) {
+    try {
+      schedule::Schedule sch(state.task->func);
+      sch.replay(schedule::parse_trace(finalist.trace, "the tuning database"));
+      funcs.push_back(sch.func());
+      finalists.push_back(finalist);
+    } catch (const schedule::TraceError&) {
+      // A record of another version of minic (--resume): it is not a candidate any more.
+    }
+  }
+  if (finalists.size() < 2) return;  // nothing to choose between
+  std::vector<std::vector<double>> times(finalists.size());
+  for (int round = 0; round < kRemeasureRounds; ++round) {
+    std::vector<MeasureResult> results = measure(funcs, target, options.measure);
+    for (size_t i = 0; i < finalists.size(); ++i) {
+      if (!results[i].ok) continue;
+      times[i].insert(times[i].end(), results[i].times_us.begin(), results[i].times_us.end());
+    }
+  }
+  double best_us = 0;
+  for (size_t i = 0; i < finalists.size(); ++i) {
+    if (times[i].empty()) continue;  // failed this time: it cannot be chosen
+    TuningRecord record = finalists[i];
+    record.times_us = times[i];
+    record.median_us = median_of(times[i]);
+    record.time = utc_timestamp();
+    record.remeasured = true;
+    database.add(record);
+    ++state.finalists;
+    if (record.decisions.empty()) state.default_us = record.median_us;
+    if (best_us == 0 || record.median_us < best_us) best_us = record.median_us;
+  }
+  if (best_us > 0) state.best_us = best_us;
+}
+
 TuneReport final_report(const Tuning& tuning, double elapsed_s) {
   TuneReport report;
   report.trials = tuning.trials;
   report.elapsed_s = elapsed_s;
   for (const TaskState& state : tuning.states) {
     report.tasks.push_back({state.task->name, state.task->workload_key, state.task->weight,
-                            state.trials, state.default_us, state.best_us, state.task->flops});
+                            state.trials, state.default_us, state.best_us, state.finalists,
+                            state.task->flops});
   }
   return report;
 }
@@ -270,6 +341,12 @@ TuneReport tune(const std::vector<Task>& tasks, Database& database, const Target
     retrain(*model, tuning.samples, tuning.states);
     ++tuning.round;
     if (progress) progress(round_report(tuning, t, options, elapsed_s()));
+  }
+  // 5. The finalists timed again, for every task this run measured.
+  if (options.finalists > 0) {
+    for (TaskState& state : tuning.states) {
+      if (state.measured_here > 0) remeasure_task(state, target, options, database);
+    }
   }
   return final_report(tuning, elapsed_s());
 }

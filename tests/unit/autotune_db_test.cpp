@@ -78,6 +78,7 @@ void require_same(const TuningRecord& actual, const TuningRecord& expected) {
   CHECK(actual.flops == expected.flops);
   CHECK(actual.trial == expected.trial);
   CHECK(actual.time == expected.time);
+  CHECK(actual.remeasured == expected.remeasured);
 }
 
 void require_same(const std::vector<TuningRecord>& actual,
@@ -262,6 +263,36 @@ TEST_CASE("best_records keeps the fastest record of each workload and target",
   require_same(best.records()[0], database.records()[3]);  // aa on t: 20 us
   require_same(best.records()[1], database.records()[6]);  // bb on t: 6 us
   require_same(best.records()[2], database.records()[4]);  // aa on u: the only one
+}
+
+TEST_CASE("a re-measured record is chosen over faster first timings", "[autotune_db]") {
+  const std::string target = cpu("cpu1").str();
+  TuningRecord lucky = make_record("aa", target, 10, 0);  // timed once, alone, fast
+  TuningRecord slow_final = make_record("aa", target, 20, 1);
+  slow_final.remeasured = true;
+  TuningRecord fast_final = make_record("aa", target, 15, 2);
+  fast_final.remeasured = true;
+  TuningRecord other = make_record("bb", target, 7, 0);  // no finalists: its fastest
+  Database database;
+  for (const TuningRecord& record : {lucky, slow_final, fast_final, other}) database.add(record);
+  std::optional<TuningRecord> best = database.best("aa", cpu("cpu1"));
+  REQUIRE(best);
+  require_same(*best, fast_final);
+  require_same(*database.best("bb", cpu("cpu1")), other);
+  Database best_of_each = best_records(database);
+  REQUIRE(best_of_each.records().size() == 2);
+  require_same(best_of_each.records()[0], fast_final);
+  require_same(best_of_each.records()[1], other);
+
+  // The field is written only when true, and read back.
+  std::string line = record_to_json(fast_final);
+  CHECK(line.find("\"remeasured\":true") != std::string::npos);
+  CHECK(record_to_json(lucky).find("remeasured") == std::string::npos);
+  require_same(record_from_json(line, "test:1"), fast_final);
+  CHECK_FALSE(record_from_json(record_to_json(lucky), "test:2").remeasured);
+  std::string wrong = line;
+  wrong.replace(wrong.find("true"), 4, "1");
+  require_error([&] { record_from_json(wrong, "db.jsonl:4"); }, {"db.jsonl:4", "remeasured"});
 }
 
 TEST_CASE("utc_timestamp is ISO 8601 in UTC", "[autotune_db]") {

@@ -1,8 +1,9 @@
 // Tests of the autotuner's tasks, task scheduler and tuning loop (course module 5): tasks
 // group equal kernels; the scheduler tries every task once, then the largest expected
 // saving; a small tuning run with a fixed seed proposes the same first candidates twice,
-// and what it chooses computes what the unscheduled kernel computes; a resumed run goes on
-// from the database without measuring a trace twice; every stored record replays.
+// and what it chooses computes what the unscheduled kernel computes; the finalists are
+// timed again and chosen among; a resumed run goes on from the database without measuring
+// a trace twice; every stored record replays.
 #include "minic/autotune/search_space.h"
 #include "minic/autotune/task.h"
 #include "minic/autotune/task_scheduler.h"
@@ -18,6 +19,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -70,6 +72,7 @@ TuneOptions small_run(int trials, uint64_t seed) {
   options.cost_model = "random";
   options.measure.repeats = 2;
   options.measure.min_repeat_ms = 1;
+  options.finalists = 0;  // the tests of step 5 ask for it
   return options;
 }
 
@@ -156,6 +159,55 @@ TEST_CASE("a small tuning run is deterministic and its choice is correct", "[aut
     for (size_t k = 0; k < actual.size(); ++k) {
       CHECK(compare_tensors(actual[k], expected[k], {1e-5, 1e-6}).ok());
     }
+  }
+}
+
+TEST_CASE("the finalists are timed again in turns and chosen among", "[autotune_tuner]") {
+  std::vector<Task> tasks = three_matmul_tasks();
+  std::vector<Task> one = {tasks[2]};
+  Database database;
+  TuneOptions options = small_run(6, 7);
+  options.finalists = 2;
+  TuneReport report = tune(one, database, host(), options);
+  CHECK(report.trials == 6);  // the re-measurements are not trials
+
+  std::vector<TuningRecord> first;
+  std::vector<TuningRecord> again;
+  for (const TuningRecord& record : database.records()) {
+    (record.remeasured ? again : first).push_back(record);
+  }
+  REQUIRE(first.size() == 6);
+  REQUIRE(first[0].decisions.empty());
+  // The two fastest first timings and the default schedule (unless it is one of them).
+  std::vector<TuningRecord> by_time = first;
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const auto& a, const auto& b) { return a.median_us < b.median_us; });
+  std::set<std::string> expected = {by_time[0].trace, by_time[1].trace, first[0].trace};
+  std::set<std::string> remeasured;
+  for (const TuningRecord& record : again) {
+    INFO(record.trace << record.error);
+    CHECK(record.ok());
+    remeasured.insert(record.trace);
+    // Two turns of options.measure.repeats timings, under the trial it was first timed in.
+    CHECK(record.times_us.size() == 2 * 2);
+    auto original = std::find_if(first.begin(), first.end(),
+                                 [&](const auto& f) { return f.trace == record.trace; });
+    REQUIRE(original != first.end());
+    CHECK(record.trial == original->trial);
+    CHECK(record.decisions == original->decisions);
+  }
+  CHECK(remeasured == expected);
+  CHECK(again.size() == expected.size());
+  CHECK(report.tasks[0].finalists == static_cast<int>(again.size()));
+
+  // The database chooses among the finalists, and the report gives their times.
+  std::optional<TuningRecord> best = database.best(one[0].workload_key, host());
+  REQUIRE(best);
+  CHECK(best->remeasured);
+  CHECK(report.tasks[0].best_us == best->median_us);
+  for (const TuningRecord& record : again) {
+    CHECK(best->median_us <= record.median_us);
+    if (record.decisions.empty()) CHECK(report.tasks[0].default_us == record.median_us);
   }
 }
 

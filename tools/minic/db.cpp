@@ -7,8 +7,9 @@
 // The files are the JSON Lines databases `minic tune` writes (include/minic/autotune/
 // database.h). `show` answers "what did tuning find?": per workload and target, in order of
 // first appearance, the task, how many candidates were measured and how many ran, the
-// best median latency and its GFLOP/s, and the default schedule's latency (the measured
-// record without search decisions) with the speed-up over it. `best` keeps one record per
+// latency of the record a model would run (Database::best's choice) and its GFLOP/s, and
+// the default schedule's latency (the record without search decisions; its re-measurement
+// if there is one) with the speed-up over it. `best` keeps one record per
 // workload and target, a small file to ship next to a model; `merge` joins the databases
 // of several runs or machines, dropping records present twice.
 //
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace minic::cli {
 namespace {
@@ -41,11 +43,10 @@ struct WorkloadSummary {
   std::string task;
   std::string workload;
   std::string target;
-  int trials = 0;
+  int trials = 0;          // first timings
   int ok = 0;
-  double best_us = 0;     // 0: nothing ran
-  double flops = 0;
-  double default_us = 0;  // 0: the default schedule was not measured
+  std::optional<TuningRecord> best;  // Database::best's choice; none: nothing ran
+  double default_us = 0;   // 0: the default schedule was not measured
 };
 
 std::vector<WorkloadSummary> summarize(const Database& database) {
@@ -58,15 +59,15 @@ std::vector<WorkloadSummary> summarize(const Database& database) {
       summaries.push_back({record.task_name, record.workload_key, record.target});
     }
     WorkloadSummary& summary = summaries[slot->second];
-    ++summary.trials;
-    if (!record.ok()) continue;
-    ++summary.ok;
-    if (summary.best_us == 0 || record.median_us < summary.best_us) {
-      summary.best_us = record.median_us;
-      summary.flops = record.flops;
+    if (!record.remeasured) {
+      ++summary.trials;
+      if (record.ok()) ++summary.ok;
     }
-    // The default schedule is the record the rules made without the search's decisions.
-    if (record.decisions.empty() && summary.default_us == 0) {
+    if (!record.ok()) continue;
+    if (!summary.best || autotune::chosen_over(record, *summary.best)) summary.best = record;
+    // The default schedule is the record the rules made without the search's decisions,
+    // as first measured or as timed again beside the finalists.
+    if (record.decisions.empty() && (summary.default_us == 0 || record.remeasured)) {
       summary.default_us = record.median_us;
     }
   }
@@ -77,14 +78,18 @@ std::string time_text(double microseconds) {
   return microseconds > 0 ? fmt::format("{:.1f}", microseconds) : "-";
 }
 
+double best_us(const WorkloadSummary& summary) {
+  return summary.best ? summary.best->median_us : 0;
+}
+
 std::string gflops_text(const WorkloadSummary& summary) {
-  if (summary.best_us <= 0 || summary.flops <= 0) return "-";
-  return fmt::format("{:.2f}", summary.flops / summary.best_us / 1e3);
+  if (best_us(summary) <= 0 || summary.best->flops <= 0) return "-";
+  return fmt::format("{:.2f}", summary.best->flops / best_us(summary) / 1e3);
 }
 
 std::string speedup_text(const WorkloadSummary& summary) {
-  if (summary.best_us <= 0 || summary.default_us <= 0) return "-";
-  return fmt::format("{:.2f}x", summary.default_us / summary.best_us);
+  if (best_us(summary) <= 0 || summary.default_us <= 0) return "-";
+  return fmt::format("{:.2f}x", summary.default_us / best_us(summary));
 }
 
 // Prints rows as columns: the first column left-aligned, the numbers right-aligned.
@@ -123,11 +128,14 @@ int run_show(const DbOptions& options) {
   for (const WorkloadSummary& summary : summaries) {
     rows.push_back({summary.task, summary.workload, summary.target,
                     std::to_string(summary.trials), std::to_string(summary.ok),
-                    time_text(summary.best_us), gflops_text(summary),
+                    time_text(best_us(summary)), gflops_text(summary),
                     time_text(summary.default_us), speedup_text(summary)});
   }
   print_table(rows, /*text_columns=*/3);
-  fmt::print("{} records, {} workloads\n", database.records().size(),
+  size_t remeasured = std::count_if(database.records().begin(), database.records().end(),
+                                    [](const TuningRecord& r) { return r.remeasured; });
+  fmt::print("{} records{}, {} workloads\n", database.records().size(),
+             remeasured ? fmt::format(" ({} of them finalists timed again)", remeasured) : "",
              database.workloads().size());
   return 0;
 }

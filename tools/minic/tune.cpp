@@ -51,6 +51,7 @@ struct TuneCommandOptions {
   std::string search = "evolutionary";
   std::string plot;
   bool warm_cache = false;
+  int finalists = 3;
 };
 
 // "90" or "90s", "10m", "1h" → seconds.
@@ -94,6 +95,12 @@ void print_summary(const autotune::TuneReport& report) {
   }
   fmt::print("kernels in all (weighted): default {:.1f} us, tuned {:.1f} us; {} trials in {}\n",
              default_total, tuned_total, report.trials, clock_text(report.elapsed_s));
+  int finalists = 0;
+  for (const autotune::TaskSummary& task : report.tasks) finalists += task.finalists;
+  if (finalists > 0) {
+    fmt::print("default and tuned us are re-measurements: {} finalists timed again in turns\n",
+               finalists);
+  }
 }
 
 // Draws the tuning curve of `database` into `png` with scripts/plot_tuning.py.
@@ -124,8 +131,10 @@ int run_tune(const TuneCommandOptions& options) {
   tune_options.search = options.search;
   tune_options.measure.threads = options.common.threads;
   tune_options.measure.flush_cache = !options.warm_cache;
+  tune_options.finalists = options.finalists;
   if (options.trials < 1) fail("--trials must be at least 1");
   if (options.per_round < 1) fail("--per-round must be at least 1");
+  if (options.finalists < 0) fail("--finalists must be 0 or more");
   autotune::check_search_name(options.search);
   autotune::check_cost_model_name(options.cost_model);
 
@@ -200,6 +209,10 @@ Command add_tune_command(CLI::App& app) {
   sub->add_flag("--warm-cache", options->warm_cache,
                 "Time candidates back to back with warm caches (default: each call after "
                 "evicting its arguments from the caches, as in a model)");
+  sub->add_option("--finalists", options->finalists,
+                  "At the end, time each task's N fastest schedules again beside its default "
+                  "one, in turns, and choose among those timings (0: keep the first timings)")
+      ->capture_default_str();
   sub->footer("Use the records with `minic run|bench|compile MODEL --records DB.jsonl`.");
   return {sub, [options] { return run_tune(*options); }};
 }

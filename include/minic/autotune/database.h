@@ -48,6 +48,9 @@ struct TuningRecord {
   double flops = 0;
   int trial = 0;      // the trial's number within its task, from 0
   std::string time;   // UTC, ISO 8601, when it was measured
+  // A finalist timed again at the end of a tuning run, side by side with the others (its
+  // trial is the one it was first timed in). Database::best chooses among these first.
+  bool remeasured = false;
 
   bool ok() const { return error.empty() && !times_us.empty(); }
 };
@@ -75,7 +78,8 @@ class Database {
 
   const std::vector<TuningRecord>& records() const { return records_; }
 
-  // The fastest successful record of the workload on the target, if any.
+  // The record a model runs for the workload on the target, if any: the fastest
+  // successful re-measured record if there is one, else the fastest successful record.
   std::optional<TuningRecord> best(const std::string& workload_key, const Target& target) const;
   // Every record of the workload on the target, in file order.
   std::vector<TuningRecord> of_workload(const std::string& workload_key,
@@ -91,11 +95,16 @@ class Database {
   std::string attached_path_;
 };
 
+// True if `record` is to be chosen over `chosen` for their workload (Database::best's
+// order): a re-measured record over a first timing, else the strictly faster one.
+bool chosen_over(const TuningRecord& record, const TuningRecord& chosen);
+
 // The records of several databases, without duplicates (same workload, target, trace and
 // time), in the order met.
 Database merge_databases(const std::vector<Database>& databases);
 
-// The best record of every workload and target: a small database to ship with a model.
+// The best record (as Database::best chooses) of every workload and target: a small
+// database to ship with a model.
 Database best_records(const Database& database);
 
 }  // namespace minic::autotune

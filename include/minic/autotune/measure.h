@@ -63,4 +63,7 @@ struct MeasureResult {
 std::vector<MeasureResult> measure(const std::vector<loop::PrimFunc>& candidates,
                                    const Target& target, const MeasureOptions& options);
 
+// The median of `values` (not empty): the middle one, or the mean of the middle two.
+double median_of(std::vector<double> values);
+
 }  // namespace minic::autotune

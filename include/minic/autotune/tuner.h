@@ -6,6 +6,10 @@
 //      names another) proposes candidates for it, ranked by the cost model;
 //   3. the best few are measured (measure.h) and appended to the database;
 //   4. the cost model is retrained on every measurement so far.
+// Then, once:
+//   5. each task's fastest few schedules and its default one are timed again, side by side
+//      (the finalists; TuneOptions::finalists), and recorded as re-measured: the fastest of
+//      many noisy timings is too often a lucky one, and a model runs the fastest finalist.
 // The first round of every task also measures the default schedule, so a tuned kernel is
 // never slower than the untuned one by more than the timing noise. With `resume`, the
 // records already in the database for these tasks count as measured: the search starts
@@ -34,6 +38,9 @@ struct TuneOptions {
   bool resume = false;
   std::string cost_model = "xgboost";  // or "random"
   std::string search = "evolutionary";  // a strategy of search_registry.h
+  // Step 5: the fastest schedules of each task timed again with its default (0: none).
+  // Not counted in `trials`; it runs after the time budget too.
+  int finalists = 3;
   MeasureOptions measure;
 };
 
@@ -57,6 +64,7 @@ struct TaskSummary {
   int trials = 0;
   double default_us = 0;       // the default schedule (0 if it could not be measured)
   double best_us = 0;          // the best measured (0 if nothing ran)
+  int finalists = 0;           // re-measured in step 5 (then both times above are theirs)
   double flops = 0;
 };
 
