@@ -13,7 +13,7 @@
 // Invariant: the graph computes exactly what it computed before, bit for bit (`x + 0 → x`
 // aside, which turns -0 + 0 = +0 into -0). A rule whose result would differ in type or
 // shape from the value it replaces does not fire: x * [1, 1, 1] broadcasts an x of shape
-// [3, 1] to [3, 3], so it is not x.
+// [3, 1] to [3, 3], so it is not x (`minic explain` says so for each such node).
 //
 // Algorithm:
 //   1. Walk the nodes in order. For each, try the rules for its op in table order; the first
@@ -39,6 +39,7 @@
 
 #include "graph_edit.h"
 #include "minic/ops/op.h"
+#include "minic/support/explain.h"
 
 #include <algorithm>
 #include <numeric>
@@ -291,6 +292,35 @@ bool apply_first_rule(Graph& graph, Node& node) {
   return false;
 }
 
+// For `minic explain`: the identity elements the rules leave because they broadcast x to
+// a larger shape (x * 1 with a 1 of more axes is not x). The rules' own test is is_neutral;
+// this lists the same six forms to say which one almost applied.
+void note_broadcasting_neutrals(const Graph& graph) {
+  if (!explain::recording()) return;
+  struct Neutral {
+    std::string_view op;
+    size_t constant;  // which input is the constant
+    double value;
+    std::string_view rule;
+  };
+  static constexpr Neutral kNeutrals[] = {{"Mul", 1, 1.0, "x * 1"}, {"Mul", 0, 1.0, "1 * x"},
+                                          {"Add", 1, 0.0, "x + 0"}, {"Add", 0, 0.0, "0 + x"},
+                                          {"Sub", 1, 0.0, "x - 0"}, {"Div", 1, 1.0, "x / 1"}};
+  for (const Node* node : graph.nodes()) {
+    for (const Neutral& neutral : kNeutrals) {
+      if (node->op != neutral.op || node->inputs().size() != 2) continue;
+      const Value* constant = node->input(neutral.constant);
+      const Value* x = node->input(1 - neutral.constant);
+      std::optional<double> splat = constant ? splat_value(constant) : std::nullopt;
+      if (!x || !splat || *splat != neutral.value || node->output(0)->type == x->type) continue;
+      explain::note("{} %{} stays: {} would be %{}, but %{} ({}) broadcasts it from {} to {}",
+                    node->op, node->output(0)->name(), neutral.rule, x->name(),
+                    constant->name(), type_string(constant->type), shape_string(x->type.shape),
+                    shape_string(node->output(0)->type.shape));
+    }
+  }
+}
+
 }  // namespace
 
 void simplify(Graph& graph) {
@@ -305,6 +335,7 @@ void simplify(Graph& graph) {
     changed = changed || walk_changed;
   }
   if (changed) graph.remove_unused_values();
+  note_broadcasting_neutrals(graph);
 }
 
 MINIC_REGISTER_GRAPH_PASS("simplify", simplify,
