@@ -14,7 +14,7 @@
 // Invariant kept: the graph computes the same outputs, bit for bit. A value keeps its
 // uses when renaming them would show: a node or constant that defines a graph output (whose
 // name the caller sees), or a value read by a fused node (whose body's inputs are named
-// like the node's, and distinct), is never merged away.
+// like the node's, and distinct), is never merged away; `minic explain` says so.
 //
 // Algorithm:
 //   1. constants, in creation order: look the constant up among the earlier ones by a
@@ -38,6 +38,8 @@
 // Chapter: docs/module2-graph-passes.md#2-cleaning-up-simplify-fold-constants-dce-cse
 #include "minic/passes/graph/cse.h"
 #include "minic/passes/pass_registry.h"
+
+#include "minic/support/explain.h"
 
 #include <algorithm>
 #include <bit>
@@ -144,14 +146,22 @@ void merge_nodes(Graph& graph) {
     });
     if (same == bucket.end()) {
       bucket.push_back(node);
-    } else if (std::ranges::none_of(node->outputs(), [&](const Value* output) {
-                 return must_keep_uses(graph, output);
-               })) {
-      for (size_t i = 0; i < node->outputs().size(); ++i) {
-        graph.replace_all_uses_with(node->output(i), (*same)->output(i));
-      }
-      graph.erase_node(node);
+      continue;
     }
+    auto kept = std::ranges::find_if(node->outputs(), [&](const Value* output) {
+      return must_keep_uses(graph, output);
+    });
+    if (kept != node->outputs().end()) {
+      explain::note("{} %{} stays: it computes what %{} computes, but %{} {}", node->op,
+                    node->output(0)->name(), (*same)->output(0)->name(), (*kept)->name(),
+                    graph.is_graph_output(*kept) ? "is a graph output"
+                                                 : "is read by a fused node");
+      continue;
+    }
+    for (size_t i = 0; i < node->outputs().size(); ++i) {
+      graph.replace_all_uses_with(node->output(i), (*same)->output(i));
+    }
+    graph.erase_node(node);
   }
 }
 
