@@ -68,8 +68,9 @@ LoweredKernels lower_kernels(const Graph& graph, const Target& target) {
   return kernels;
 }
 
-// Step 3 for one kernel: the schedule of the fastest record of its workload for `target`
-// when there is one, else the default rules. A record whose trace does not replay
+// Step 3 for one kernel: the schedule of its workload's best record for `target`
+// (Database::best: the fastest finalist, else the fastest record) when there is one,
+// else the default rules. A record whose trace does not replay
 // (TraceError: written by another version of minic, or edited by hand) is counted and
 // passed over, so that a stale database never stops a model from compiling.
 loop::PrimFunc schedule_kernel(loop::PrimFunc func, const autotune::Database* records,

@@ -71,9 +71,10 @@ struct CompileOptions {
   // loaded (dlopen) instead of generated again. Empty: generate them with LLVM.
   std::string kernel_library;
   // A tuning database (JSON Lines, include/minic/autotune/database.h; empty: none). A
-  // kernel whose workload has a successful record for `target` gets the fastest record's
-  // schedule (its trace, replayed); the others, and any whose trace does not replay, get
-  // the default schedule. Used only with `schedule`.
+  // kernel whose workload has a successful record for `target` gets the schedule of the
+  // record Database::best chooses (the fastest finalist, else the fastest record; its
+  // trace, replayed); the others, and any whose trace does not replay, get the default
+  // schedule. Used only with `schedule`.
   std::string records;
 };
 
