@@ -166,8 +166,9 @@ KernelSchedule kernel_schedule(const loop::PrimFunc& func, const autotune::Datab
   std::optional<autotune::TuningRecord> best;
   if (records) best = records->best(key, target);
   if (best) {
-    return {fmt::format("the tuning record of trial {} in {} ({:.1f} us), the best of "
-                        "workload {}", best->trial, records_path, best->median_us, key),
+    return {fmt::format("the tuning record of trial {} in {} ({:.1f} us{}), the best of "
+                        "workload {}", best->trial, records_path, best->median_us,
+                        best->remeasured ? " as a finalist timed again" : "", key),
             {}, best->trace};
   }
   KernelSchedule schedule;
