@@ -148,10 +148,9 @@ void parallelize(Schedule& sch, const std::vector<LoopRef>& outer, int64_t total
 // element; a classifier's 1000 columns: 62 vectors and a last one of 8, which
 // partition-loops cuts off); with `parallel`, the spatial loops outside parallelised -- or,
 // where the innermost is the only one with more than one iteration (a matrix-vector
-// product, M = 1),
-// the outermost reduction loop split into reduction_parts runs whose partial results
-// (rfactor) are computed in parallel and added after. Returns the number of runs (1: the
-// reduction is not split).
+// product, M = 1), the outermost reduction loop split into reduction_parts runs whose
+// partial results (rfactor) are computed in parallel and added after. Returns the number
+// of runs (1: the reduction is not split).
 int64_t schedule_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
                            bool inner, int64_t vector, bool parallel);
 
