@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """The autotuner's acceptance measurements, side by side. Course module 5.
 
-    benchmarks/tuning.py [--parts costmodel,gemm,resnet50] [--trials 64] [--seeds 1,2]
+    benchmarks/tuning.py [--parts costmodel,search,gemm,resnet50] [--trials 64] [--seeds 1,2]
                          [--gemm-trials 64] [--resnet-budget 15m] [--threads 1]
                          [--minic build/minic] [--out benchmarks/out/tuning] [--reuse]
                          [--tvm-python PATH --tvm-mcpu NAME]
 
-Four parts, each written into OUT/tuning.md (and the raw databases beside it):
+Five parts, each written into OUT/tuning.md (and the raw databases beside it):
   costmodel  the cost model against random search: three single-kernel models (MatMul
              1024^3, BERT's feed-forward MatMul 128x256x1024, a ResNet 3x3 convolution
              with ReLU), each tuned with --trials T by the XGBoost model and by the random
-             model, once per seed; the best latency found, averaged over the seeds.
+             model, once per seed; the best latency found (a model of several tasks:
+             the sum of each task's best), averaged over the seeds.
+  search     the evolutionary search against the Bayesian one (`--search bayesian`) on the
+             same three models at equal trials: each tuned with --trials T once per seed
+             and strategy; the best latency (summed over tasks) at T/2 and T trials,
+             averaged over the seeds.
   gemm       MatMul 1024^3: tuned with --gemm-trials, then benchmarks/run on it with and
              without the records (minic against ONNX Runtime, same rounds), then minic
              without and with the records alternated (A/B); and how many trials it took
@@ -56,23 +61,31 @@ def read_records(path):
     return [r for r in records if not r.get("remeasured")]
 
 
-def best_us(records):
-    times = [r["median_us"] for r in records if r["median_us"] > 0]
-    return min(times) if times else float("nan")
+def best_us(records, count=None):
+    """The model's kernels at their best: the sum over its tasks (workloads) of each one's
+    fastest time among the first `count` records (all when None), in the order they were
+    measured; NaN while a task has no successful record yet."""
+    best = {}
+    for record in records[:count]:
+        if record["median_us"] > 0:
+            key = record["workload"]
+            best[key] = min(best.get(key, float("inf")), record["median_us"])
+    if set(best) != {record["workload"] for record in records}:
+        return float("nan")
+    return sum(best.values())
 
 
 def default_us(records):
-    return next((r["median_us"] for r in records if not r["decisions"]), float("nan"))
+    """The sum over the model's tasks of their default schedule's time."""
+    times = [r["median_us"] for r in records if not r["decisions"]]
+    return sum(times) if times else float("nan")
 
 
 def trials_to_within(records, fraction):
     """The number of trials after which the best so far is within `fraction` of the final."""
     final = best_us(records)
-    best = float("inf")
-    for count, record in enumerate(sorted(records, key=lambda r: r["trial"]), start=1):
-        if record["median_us"] > 0:
-            best = min(best, record["median_us"])
-        if best <= final * (1 + fraction):
+    for count in range(1, len(records) + 1):
+        if best_us(records, count) <= final * (1 + fraction):
             return count
     return len(records)
 
@@ -123,8 +136,8 @@ def part_costmodel(options, out, lines):
     lines += ["## The cost model against random search", "",
               f"`minic tune MODEL --trials {options.trials} --cost-model M --seed S "
               f"--threads {options.threads}`, seeds {options.seeds}; best latency found "
-              "(mean over the seeds), and the trials until within 10% of each run's final "
-              "best (mean).", "",
+              "(a model's: the sum over its tasks of each one's best; mean over the seeds), "
+              "and the trials until within 10% of each run's final best (mean).", "",
               "| task | default us | random: best us | trials to 10% | xgboost: best us "
               "| trials to 10% | random / xgboost |", "|---|---|---|---|---|---|---|"]
     for name, path in models.items():
@@ -144,6 +157,50 @@ def part_costmodel(options, out, lines):
                      f"{results['random'][0]:.1f} | {results['random'][1]:.0f} | "
                      f"{results['xgboost'][0]:.1f} | {results['xgboost'][1]:.0f} | "
                      f"{results['random'][0] / results['xgboost'][0]:.3f} |")
+        log(lines[-1])
+    lines.append("")
+
+
+def part_search(options, out, lines):
+    models = build_models(os.path.join(out, "models"))
+    seeds = [int(s) for s in options.seeds.split(",")]
+    half = options.trials // 2
+    lines += ["## The evolutionary search against the Bayesian search", "",
+              f"`minic tune MODEL --trials {options.trials} --search S --seed N --finalists 0 "
+              f"--threads {options.threads}`, seeds {options.seeds}. A model's time is the sum "
+              "over its tasks of each task's best time: among the first "
+              f"{half} trials and among all {options.trials} (mean over the seeds); then the "
+              "trials until within 10% of each run's final best (mean), and the seconds a "
+              "run took (mean).", "",
+              f"| model | tasks | default us | evolutionary: best at {half} | at "
+              f"{options.trials} | trials to 10% | s | bayesian: best at {half} | at "
+              f"{options.trials} | trials to 10% | s | bayesian / evolutionary at "
+              f"{options.trials} |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, path in models.items():
+        cells = []
+        default = []
+        finals = {}
+        for search in ("evolutionary", "bayesian"):
+            at_half, at_all, reach, seconds = [], [], [], []
+            for seed in seeds:
+                db = os.path.join(out, f"search_{name}_{search}_s{seed}.jsonl")
+                start = time.time()
+                records = tune(options, path, db, ["--trials", str(options.trials), "--seed",
+                                                   str(seed), "--search", search,
+                                                   "--finalists", "0"])
+                seconds.append(time.time() - start)
+                tasks = len({r["workload"] for r in records})
+                at_half.append(best_us(records, half))
+                at_all.append(best_us(records))
+                reach.append(trials_to_within(records, 0.10))
+                default.append(default_us(records))
+            finals[search] = statistics.mean(at_all)
+            cells += [f"{statistics.mean(at_half):.1f}", f"{finals[search]:.1f}",
+                      f"{statistics.mean(reach):.0f}",
+                      "-" if options.reuse else f"{statistics.mean(seconds):.0f}"]
+        lines.append(f"| {name} | {tasks} | {statistics.median(default):.1f} | " +
+                     " | ".join(cells) +
+                     f" | {finals['bayesian'] / finals['evolutionary']:.3f} |")
         log(lines[-1])
     lines.append("")
 
@@ -308,7 +365,7 @@ def part_tvm(options, out, lines):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parts", default="costmodel,gemm,resnet50")
+    parser.add_argument("--parts", default="costmodel,search,gemm,resnet50")
     parser.add_argument("--trials", type=int, default=64)
     parser.add_argument("--seeds", default="1,2")
     parser.add_argument("--gemm-trials", type=int, default=64)
@@ -321,14 +378,14 @@ def main():
     parser.add_argument("--tvm-mcpu", default="",
                         help="tvm: the CPU's LLVM name (`llc --version`: Host CPU)")
     parser.add_argument("--reuse", action="store_true",
-                        help="gemm, resnet50, tvm: use the databases (and TVM results) already "
+                        help="search, gemm, resnet50, tvm: use the databases (and TVM results) already "
                              "in OUT, do not tune again")
     options = parser.parse_args()
     options.minic = os.path.abspath(options.minic)
     os.makedirs(options.out, exist_ok=True)
     lines = ["# Autotuning measurements", ""]
-    parts = {"costmodel": part_costmodel, "gemm": part_gemm, "resnet50": part_resnet50,
-             "tvm": part_tvm}
+    parts = {"costmodel": part_costmodel, "search": part_search, "gemm": part_gemm,
+             "resnet50": part_resnet50, "tvm": part_tvm}
     for part in options.parts.split(","):
         parts[part](options, options.out, lines)
     report = os.path.join(options.out, f"tuning_{options.parts.replace(',', '_')}.md")

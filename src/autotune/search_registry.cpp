@@ -2,13 +2,14 @@
 //
 // The map is a function-local static, built on first use, so that a registration object
 // in any file may add to it during static initialisation, whatever order the files start
-// in. The evolutionary search is put in when the map is built, not by a registration
-// object: the tuner refers to no symbol of search.cpp's registration, and the linker would
-// be free to drop it from the static library.
+// in. The evolutionary and Bayesian searches are put in when the map is built, not by
+// registration objects: the tuner refers to no symbol of their files' registrations, and
+// the linker would be free to drop them from the static library.
 //
 // Chapter: docs/module5-autotuning.md#5-evolutionary-search
 #include "minic/autotune/search_registry.h"
 
+#include "minic/autotune/bayesian_search.h"
 #include "minic/support/error.h"
 
 #include <fmt/format.h>
@@ -22,11 +23,18 @@ std::unique_ptr<Search> make_evolutionary(const SearchSpace& space, uint64_t see
   return std::make_unique<EvolutionarySearch>(space, SearchOptions{}, seed);
 }
 
+std::unique_ptr<Search> make_bayesian(const SearchSpace& space, uint64_t seed) {
+  return std::make_unique<BayesianSearch>(space, seed);
+}
+
 std::map<std::string, SearchInfo, std::less<>>& registry() {
   static std::map<std::string, SearchInfo, std::less<>> searches = {
       {"evolutionary",
        {"evolutionary", "mutation and crossover ranked by the cost model (the default)",
-        make_evolutionary}}};
+        make_evolutionary}},
+      {"bayesian",
+       {"bayesian", "a Gaussian process over the knobs, expected improvement (no cost model)",
+        make_bayesian}}};
   return searches;
 }
 

@@ -1,6 +1,7 @@
 // Tests of the search strategies' interface and registry, and of the cost models'
 // registry (course module 5): each registry has its built-in entries and refuses an
-// unknown name (the search registry's message lists the known ones); the evolutionary search made through it proposes, round after round,
+// unknown name (the search registry's message lists the known ones); each built-in search
+// (evolutionary, bayesian) made through it proposes, round after round,
 // points of the space whose kernels were never measured, excluded or proposed before,
 // and with one seed the same ones; evaluate_point gives the point's trace and the
 // features of its scheduled kernel.
@@ -67,8 +68,9 @@ std::vector<std::string> run_rounds(Search& search, const SearchSpace& space, in
 
 }  // namespace
 
-TEST_CASE("the registry has the evolutionary search and names the strategies it has") {
+TEST_CASE("the registry has the built-in searches and names the strategies it has") {
   REQUIRE(SearchRegistry::find("evolutionary") != nullptr);
+  REQUIRE(SearchRegistry::find("bayesian") != nullptr);
   CHECK(SearchRegistry::find("annealing") == nullptr);
   std::vector<std::string> names;
   for (const SearchInfo* info : SearchRegistry::all()) names.push_back(info->name);
@@ -100,15 +102,17 @@ TEST_CASE("evaluate_point gives the point's trace and its kernel's features") {
   CHECK(proposal.features == features_of_scheduled(proposal.scheduled));
 }
 
-TEST_CASE("the evolutionary search proposes new kernels only, the same for one seed") {
+TEST_CASE("the built-in searches propose new kernels only, the same for one seed") {
+  std::string name = GENERATE("evolutionary", "bayesian");
+  INFO(name);
   SearchSpace space = gemm_space();
-  std::unique_ptr<Search> first = make_search("evolutionary", space, 7);
-  std::unique_ptr<Search> again = make_search("evolutionary", space, 7);
+  std::unique_ptr<Search> first = make_search(name, space, 7);
+  std::unique_ptr<Search> again = make_search(name, space, 7);
   std::vector<std::string> traces = run_rounds(*first, space, 3, 6);
   CHECK(run_rounds(*again, space, 3, 6) == traces);
 
   // An excluded kernel is never proposed.
-  std::unique_ptr<Search> excluding = make_search("evolutionary", space, 7);
+  std::unique_ptr<Search> excluding = make_search(name, space, 7);
   excluding->exclude(traces[0]);
   for (const std::string& trace : run_rounds(*excluding, space, 1, 6)) CHECK(trace != traces[0]);
 }
