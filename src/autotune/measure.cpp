@@ -17,6 +17,13 @@
 //      limit it kills the child (SIGKILL). It always reaps the child (waitpid), so no
 //      zombie stays, and turns a death by signal into "crashed: signal 11 (SIGSEGV)".
 //
+// Before that, when compile_jobs allows more than one child at a time, every candidate of
+// the call is compiled once in a child of its own, that many at a time (precompile): the
+// child runs the loop pipeline and LLVM, which leaves the object code in the compiled-code
+// cache on disk, and exits. The timing child's compile then reads the cache, so the long
+// part runs on every core while the timing still has the machine to itself. A compiling
+// child reports nothing: whatever went wrong, the timing child meets again and reports.
+//
 // The child leaves with _exit, not exit: exit would run the static destructors of a copy
 // of the parent's state and flush stdio buffers the parent also holds, printing their
 // contents twice.
@@ -50,6 +57,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace minic::autotune {
 namespace {
@@ -59,6 +67,9 @@ using Clock = std::chrono::steady_clock;
 // Every candidate gets the same inputs: the seed of their random values.
 constexpr uint64_t kInputSeed = 0;
 constexpr size_t kAlignment = 64;
+// With flushing, a run has at least this many calls (or as many as would last
+// min_repeat_ms without flushing, when that is fewer).
+constexpr int64_t kMinFlushedCalls = 4;
 
 // --- the child ----------------------------------------------------------------------------
 
@@ -122,16 +133,24 @@ int64_t flush_from_caches(const std::vector<std::pair<const std::byte*, size_t>>
   return flushed;
 }
 
-// Steps 1-3 of measure.h for one candidate; returns the report for the pipe.
-std::string time_candidate(const loop::PrimFunc& candidate, const Target& target,
-                           const MeasureOptions& options) {
+// Steps 1-2 of measure.h for one candidate: the loop pipeline, then LLVM (through the
+// compiled-code cache) with compile_model's options: O3, no fast-math, one element's
+// alignment assumed.
+std::unique_ptr<codegen::CompiledModule> compile_candidate(const loop::PrimFunc& candidate,
+                                                           const Target& target) {
   loop::LoopModule module{{candidate}};
   run_passes(module, loop::default_loop_pipeline());
-  // compile_model's options: O3, no fast-math, one element's alignment assumed.
   codegen::LlvmOptions llvm_options;
   llvm_options.parallel_for = &minic_parallel_for;
   llvm_options.target = target;
-  std::unique_ptr<codegen::CompiledModule> code = codegen::compile_llvm(module, llvm_options);
+  llvm_options.compile_threads = 1;  // one function
+  return codegen::compile_llvm(module, llvm_options);
+}
+
+// Steps 1-3 of measure.h for one candidate; returns the report for the pipe.
+std::string time_candidate(const loop::PrimFunc& candidate, const Target& target,
+                           const MeasureOptions& options) {
+  std::unique_ptr<codegen::CompiledModule> code = compile_candidate(candidate, target);
   codegen::CompiledModule::KernelFn kernel = code->find(candidate.name);
 
   std::mt19937_64 random(kInputSeed);
@@ -145,11 +164,16 @@ std::string time_candidate(const loop::PrimFunc& candidate, const Target& target
   }
   // One call, timed on its own, after the caches were emptied of the arguments when
   // flush_cache asks for it. `timed_calls` and `flushed_bytes` count every timed call
-  // and every byte flushed before one.
+  // and every byte flushed before one; `flush_us` is the time the last flush took.
   int64_t timed_calls = 0;
   int64_t flushed_bytes = 0;
+  double flush_us = 0;
   auto timed_call = [&] {
-    if (options.flush_cache) flushed_bytes += flush_from_caches(memory);
+    if (options.flush_cache) {
+      auto flush_start = Clock::now();
+      flushed_bytes += flush_from_caches(memory);
+      flush_us = microseconds_since(flush_start);
+    }
     ++timed_calls;
     auto start = Clock::now();
     kernel(pointers.data());
@@ -157,13 +181,22 @@ std::string time_candidate(const loop::PrimFunc& candidate, const Target& target
   };
 
   for (int i = 0; i < options.warmup; ++i) kernel(pointers.data());
-  // One call, timed, decides how many calls a run needs to last min_repeat_ms.
+  // One call, timed, decides how many calls a run needs to last min_repeat_ms. The flush
+  // before each call counts in that time: writing megabytes of arguments back to memory
+  // can take far longer than a small kernel, and a run of such calls would spend its time
+  // flushing. Each such call is timed alone, so fewer calls lose no timer precision; a few
+  // per run (kMinFlushedCalls) keep one slow call from deciding the run.
   double call_us = std::max(timed_call(), 1e-3);
   if (options.give_up_us > 0 && call_us > options.give_up_us) {
     return fmt::format("ok {} {:.17g}", flushed_bytes, call_us);
   }
-  int64_t calls = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(options.min_repeat_ms * 1000.0 / call_us)));
+  auto calls_to_last = [&](double us_per_call) {
+    return static_cast<int64_t>(std::ceil(options.min_repeat_ms * 1000.0 / us_per_call));
+  };
+  int64_t calls = std::max<int64_t>(1, calls_to_last(call_us));
+  if (options.flush_cache) {
+    calls = std::min(calls, std::max(calls_to_last(call_us + flush_us), kMinFlushedCalls));
+  }
 
   std::string times;
   for (int repeat = 0; repeat < options.repeats; ++repeat) {
@@ -193,10 +226,8 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-// Step 2 of the file comment: everything the child does. Never returns.
-[[noreturn]] void child_main(const loop::PrimFunc& candidate, const Target& target,
-                             const MeasureOptions& options,
-                             int report_fd) {
+// A child's first act: the crash signals' default actions back, stdout and stderr silenced.
+void quiet_child() {
   for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE}) {
     ::signal(signal_number, SIG_DFL);
   }
@@ -206,6 +237,13 @@ bool write_all(int fd, const std::string& text) {
     ::dup2(null_fd, STDERR_FILENO);
     ::close(null_fd);
   }
+}
+
+// Step 2 of the file comment: everything the child does. Never returns.
+[[noreturn]] void child_main(const loop::PrimFunc& candidate, const Target& target,
+                             const MeasureOptions& options,
+                             int report_fd) {
+  quiet_child();
   int status = 0;
   std::string report;
   try {
@@ -289,12 +327,65 @@ int wait_for(pid_t child) {
   return status;
 }
 
+Clock::time_point deadline_after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// A compiling child of precompile, and when it must be done.
+struct Compiling {
+  pid_t pid = 0;
+  Clock::time_point deadline;
+};
+
+// Waits until one child of `running` has exited, or kills one that is past its deadline,
+// and removes it.
+void reap_one(std::vector<Compiling>& running) {
+  for (;;) {
+    for (auto it = running.begin(); it != running.end(); ++it) {
+      int status = 0;
+      pid_t done = ::waitpid(it->pid, &status, WNOHANG);
+      if (done < 0 && errno == EINTR) continue;
+      if (done == 0 && Clock::now() < it->deadline) continue;
+      if (done == 0) {
+        ::kill(it->pid, SIGKILL);
+        wait_for(it->pid);
+      }
+      running.erase(it);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+// The first phase of the file comment: every candidate compiled into the cache, `jobs`
+// children at a time.
+void precompile(const std::vector<loop::PrimFunc>& candidates, const Target& target,
+                const MeasureOptions& options, int jobs) {
+  std::vector<Compiling> running;
+  for (const loop::PrimFunc& candidate : candidates) {
+    while (static_cast<int>(running.size()) >= jobs) reap_one(running);
+    pid_t child = ::fork();
+    if (child < 0) break;  // no more processes: the timing children compile the rest
+    if (child == 0) {
+      quiet_child();
+      try {
+        compile_candidate(candidate, target);
+      } catch (const std::exception&) {
+        // The timing child meets the same error and reports it.
+      }
+      ::_exit(0);
+    }
+    running.push_back({child, deadline_after(options.timeout_s)});
+  }
+  while (!running.empty()) reap_one(running);
+}
+
 MeasureResult measure_one(const loop::PrimFunc& candidate, const Target& target,
                           const MeasureOptions& options) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) fail("measure: pipe failed: {}", std::strerror(errno));
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(options.timeout_s));
+  auto deadline = deadline_after(options.timeout_s);
   pid_t child = ::fork();
   if (child < 0) {
     ::close(pipe_fds[0]);
@@ -339,6 +430,9 @@ void check_options(const MeasureOptions& options) {
   if (options.threads < 0) {
     fail("measure: threads {} must be 0 (every core) or more", options.threads);
   }
+  if (options.compile_jobs < 0) {
+    fail("measure: compile_jobs {} must be 0 (one per core) or more", options.compile_jobs);
+  }
 }
 
 }  // namespace
@@ -355,6 +449,8 @@ std::vector<MeasureResult> measure(const std::vector<loop::PrimFunc>& candidates
                                    const Target& target, const MeasureOptions& options) {
   check_options(options);
   codegen::check_runs_here(target);
+  int jobs = options.compile_jobs > 0 ? options.compile_jobs : host_resources().cores;
+  if (jobs > 1 && candidates.size() > 1) precompile(candidates, target, options, jobs);
   std::vector<MeasureResult> results;
   for (const loop::PrimFunc& candidate : candidates) {
     results.push_back(measure_one(candidate, target, options));

@@ -2,7 +2,8 @@
 // median among them) with its arguments evicted from the caches before every call, or not
 // when asked for warm caches; the ways a candidate fails -- running too long, crashing,
 // being refused by the back end -- come back as errors while the candidates around them
-// are still measured, in order. Course module 5.
+// are still measured, in order, whether or not they were compiled in parallel children
+// first. Course module 5.
 #include "minic/autotune/measure.h"
 
 #include "minic/codegen/llvm.h"
@@ -199,6 +200,32 @@ TEST_CASE("results come back in the order of the candidates", "[autotune_measure
   check_timed(results[3], options.repeats);
 }
 
+TEST_CASE("compiling the candidates in parallel first changes no result and leaves no child",
+          "[autotune_measure]") {
+  loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
+  for (int jobs : {1, 2, 3}) {
+    INFO("compile_jobs " << jobs);
+    MeasureOptions options = quick_options();
+    options.compile_jobs = jobs;
+    options.timeout_s = 3;
+    std::vector<MeasureResult> results =
+        measure({gemm, parse_func(kGpuKernel), parse_func(kWildLoadKernel), gemm,
+                 parse_func(kSpinKernel)},
+                host(), options);
+    REQUIRE(results.size() == 5);
+    check_timed(results[0], options.repeats);
+    CHECK_THAT(results[1].error, Contains("on_gpu"));
+    CHECK_THAT(results[2].error, StartsWith("crashed: signal "));
+    check_timed(results[3], options.repeats);
+    CHECK(results[4].error == "timed out after 3 s");
+    errno = 0;
+    pid_t child = ::waitpid(-1, nullptr, WNOHANG);
+    int reason = errno;
+    CHECK(child == -1);
+    CHECK(reason == ECHILD);
+  }
+}
+
 TEST_CASE("measure rejects options that cannot time anything", "[autotune_measure]") {
   loop::PrimFunc gemm = parse_func(schedule::test::kGemmKernel);
   MeasureOptions no_repeats = quick_options();
@@ -207,6 +234,9 @@ TEST_CASE("measure rejects options that cannot time anything", "[autotune_measur
   MeasureOptions no_time = quick_options();
   no_time.timeout_s = 0;
   CHECK_THROWS_WITH(measure({gemm}, host(), no_time), Contains("timeout_s 0"));
+  MeasureOptions no_jobs = quick_options();
+  no_jobs.compile_jobs = -1;
+  CHECK_THROWS_WITH(measure({gemm}, host(), no_jobs), Contains("compile_jobs -1"));
 }
 
 TEST_CASE("measure refuses a target whose code cannot run here, before timing anything",

@@ -3,6 +3,7 @@
 //   minic tune MODEL -o DB.jsonl [--trials N] [--budget 10m] [--resume] [--seed N]
 //                    [--threads N] [--target T] [--per-round N]
 //                    [--cost-model NAME] [--search NAME] [--warm-cache]
+//                    [--finalists N] [--compile-jobs N]
 //                    [--plot FILE.png]
 //   minic tune -o DB.jsonl --plot FILE.png        (no model: draws an existing database)
 //
@@ -52,6 +53,7 @@ struct TuneCommandOptions {
   std::string plot;
   bool warm_cache = false;
   int finalists = 3;
+  int compile_jobs = 0;
 };
 
 // "90" or "90s", "10m", "1h" → seconds.
@@ -132,6 +134,7 @@ int run_tune(const TuneCommandOptions& options) {
   tune_options.measure.threads = options.common.threads;
   tune_options.measure.flush_cache = !options.warm_cache;
   tune_options.finalists = options.finalists;
+  tune_options.measure.compile_jobs = options.compile_jobs;
   if (options.trials < 1) fail("--trials must be at least 1");
   if (options.per_round < 1) fail("--per-round must be at least 1");
   if (options.finalists < 0) fail("--finalists must be 0 or more");
@@ -213,6 +216,10 @@ Command add_tune_command(CLI::App& app) {
                   "At the end, time each task's N fastest schedules again beside its default "
                   "one, in turns, and choose among those timings (0: keep the first timings)")
       ->capture_default_str();
+  sub->add_option("--compile-jobs", options->compile_jobs,
+                  "Compile a round's candidates in this many processes at once before timing "
+                  "them one by one (0: one per core; 1: each while it is timed)")
+      ->capture_default_str()->check(non_negative());
   sub->footer("Use the records with `minic run|bench|compile MODEL --records DB.jsonl`.");
   return {sub, [options] { return run_tune(*options); }};
 }

@@ -6,10 +6,15 @@
 //   1. runs the loop pipeline that compile_model runs (loop::default_loop_pipeline()),
 //   2. compiles it for the target with the LLVM back end, as compile_model would,
 //   3. calls it on random inputs: warm-up calls, then `repeats` timed runs, each of enough
-//      calls to last min_repeat_ms, every call with cold caches (flush_cache); the result
-//      is each run's time per call and the median.
+//      calls to last min_repeat_ms (the flushing before each call included), every call
+//      with cold caches (flush_cache); the result is each run's time per call and the
+//      median.
 // Steps 2 and 3 happen in a child process (fork) with a time limit: a candidate whose
-// code crashes or runs too long is reported as failed, and the tuner goes on.
+// code crashes or runs too long is reported as failed, and the tuner goes on. Compiling
+// takes longer than timing, and only timing needs the machine to itself: so first every
+// candidate is compiled, several at once in children of their own (compile_jobs), into
+// the compiled-code cache on disk (support/file_cache.h); then each is timed, one at a
+// time, by a child that finds its code in the cache.
 //
 //   MeasureOptions options;
 //   options.threads = 1;
@@ -35,6 +40,9 @@ struct MeasureOptions {
   double min_repeat_ms = 10;    // each run calls the kernel until this much time has passed
   double timeout_s = 10;        // for compiling and timing one candidate
   int threads = 1;              // the thread pool's size in the child (0: every core)
+  // Children compiling candidates at once before the timing (0: one per core this process
+  // may run on; 1: none, each timing child compiles its candidate itself).
+  int compile_jobs = 0;
   // Before every timed call, evict the kernel's arguments from the CPU caches (clflush),
   // and time each call on its own. In a model a kernel finds its weights in memory, not
   // in the caches its previous call left warm; flushed timings rank candidates as they
