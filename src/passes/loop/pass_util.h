@@ -19,6 +19,9 @@ bool equal_exprs(const Expr& a, const Expr& b);
 // The operands of an operator node: the two of a binary node (Add ... Or), the one of a
 // Not, the three of a Select (condition first); empty for every other kind.
 std::vector<Expr> operands_of(const Expr& expr);
+// Operand `index` of an operator node, in the order of operands_of, without copying the
+// list: pattern matching asks this for every node of every rule it tries.
+const Expr& operand_of(const Expr& expr, size_t index);
 // The operator node of `kind` over `operands` (the kinds operands_of takes apart).
 Expr make_operator(ExprKind kind, const std::vector<Expr>& operands);
 

@@ -48,9 +48,8 @@ bool match(const Pattern& pattern, const Expr& expr, Match& m) {
     }
     case Pattern::Form::node: {
       if (expr.kind() != pattern.kind) return false;
-      std::vector<Expr> operands = pass_util::operands_of(expr);
-      for (size_t i = 0; i < operands.size(); ++i) {
-        if (!match(pattern.operands[i], operands[i], m)) return false;
+      for (size_t i = 0; i < pattern.operands.size(); ++i) {
+        if (!match(pattern.operands[i], pass_util::operand_of(expr, i), m)) return false;
       }
       return true;
     }

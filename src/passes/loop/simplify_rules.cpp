@@ -355,8 +355,8 @@ const std::vector<const Rule*>& rules_for(ExprKind kind) {
 // --- matching and building ------------------------------------------------------------------
 
 bool in_domain(Domain domain, const Expr& root) {
-  std::vector<Expr> operands = pass_util::operands_of(root);
-  DataType type = root.kind() == ExprKind::Select ? operands[1].type() : operands[0].type();
+  // A Select's domain is that of its values; every other operator's, its first operand's.
+  DataType type = pass_util::operand_of(root, root.kind() == ExprKind::Select ? 1 : 0).type();
   switch (domain) {
     case index: return type == DataType::int64();
     case logic: return type == DataType::boolean();
