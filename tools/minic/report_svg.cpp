@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace minic::cli {
 namespace {
@@ -171,23 +172,31 @@ std::string curves_svg(const std::vector<Series>& series, const std::string& x_l
   constexpr int kWidth = 640;
   constexpr int kHeight = 280;
   constexpr int kAxis = 50;
-  double x_max = 1, y_max = 0;
+  double x_max = 1;
+  double y_min = std::numeric_limits<double>::infinity();
+  double y_max = -y_min;
   for (const Series& s : series) {
     for (auto [x, y] : s.points) {
       x_max = std::max(x_max, x);
+      y_min = std::min(y_min, y);
       y_max = std::max(y_max, y);
     }
   }
-  if (y_max <= 0) y_max = 1;
+  if (!(y_min < y_max)) {  // no points, or all at one height: a band around it
+    double middle = std::isfinite(y_min) ? y_min : 0;
+    y_min = middle - 1;
+    y_max = middle + 1;
+  }
   auto px = [&](double x) { return kAxis + x / x_max * kWidth; };
-  auto py = [&](double y) { return kMargin + kHeight - y / y_max * kHeight; };
-  std::string svg = svg_open(kAxis + kWidth + 240, kHeight + kAxis + kMargin);
+  auto py = [&](double y) { return kMargin + kHeight - (y - y_min) / (y_max - y_min) * kHeight; };
+  std::string svg = svg_open(kAxis + kWidth + 240, kHeight + kAxis + 2 * kMargin);
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
                      "stroke=\"#333\"/>\n<text x=\"{}\" y=\"{}\">{} (0 .. {})</text>\n"
-                     "<text x=\"4\" y=\"{}\">{}</text><text x=\"4\" y=\"{}\">{:.3g}</text>\n",
+                     "<text x=\"{}\" y=\"{}\">{}</text>\n<text x=\"4\" y=\"{}\">{:.3g}</text>"
+                     "<text x=\"4\" y=\"{}\">{:.3g}</text>\n",
                      kAxis, kMargin, kWidth, kHeight, kAxis, kMargin + kHeight + 18,
-                     escape_html(x_label), x_max, kMargin + kHeight, escape_html(y_label),
-                     kMargin + 10, y_max);
+                     escape_html(x_label), x_max, kAxis, kMargin + kHeight + 36,
+                     escape_html(y_label), kMargin + 10, y_max, kMargin + kHeight, y_min);
   for (size_t i = 0; i < series.size(); ++i) {
     const char* colour = kLineColours[i % std::size(kLineColours)];
     std::string points;

@@ -8,7 +8,8 @@
 //   bars_svg       one horizontal bar per row, with a label and a value (the profile);
 //   lifetimes_svg  the memory plan: a rectangle per buffer, from its first to its last step
 //                  across, from its offset to its end in the arena down;
-//   curves_svg     one line per series of (x, y) points (the tuning curves).
+//   curves_svg     one line per series of (x, y) points (the tuning curves), the y axis
+//                  from the smallest y to the largest.
 //
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
