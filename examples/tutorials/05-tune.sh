@@ -6,8 +6,8 @@
 # candidates on this machine and appends every measurement to a JSON Lines database.
 # `--records DB.jsonl` then gives each kernel the fastest schedule found for it. This
 # tutorial tunes the MLP with a handful of trials (a real run uses hundreds), reads the
-# database, runs the model with the records (same outputs as without), resumes the tuning
-# and draws the tuning curve. Times differ from run to run and machine to machine; the
+# database, runs the model with the records (same outputs as without), resumes the tuning,
+# draws the tuning curve and tunes again with the Bayesian search. Times differ from run to run and machine to machine; the
 # checks below look only at what does not.
 #
 # Run it from the repository root after building:
@@ -80,5 +80,13 @@ fi
 step "$minic" tune -o "$work/db.jsonl" --plot "$work/curve.png"
 expect "wrote" "$work/out.txt"
 test -s "$work/curve.png"
+
+# 8. Another search strategy: the Bayesian search fits a Gaussian process to each task's
+#    timings and measures the points of highest expected improvement (no cost model). Its
+#    first round of a task is random points: there is nothing to fit before two timings.
+step "$minic" tune "$model" -o "$work/bayes.jsonl" --search bayesian --trials 12 \
+  --per-round 3 --seed 1
+expect "12 trials, bayesian search" "$work/out.txt"
+expect "finalists timed again in turns" "$work/out.txt"
 echo
 echo "tutorial 5 finished"
