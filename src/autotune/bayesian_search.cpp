@@ -19,7 +19,6 @@ namespace {
 constexpr int kRandomPoints = 1024;     // of the pool: points drawn from the whole space
 constexpr int kParents = 8;             // best measured points whose neighbours join it
 constexpr int kMutantsPerParent = 64;   // half with one knob changed, half with two
-constexpr int kMissesPerProposal = 64;  // random proposals: draws that meet only known kernels
 constexpr int kPicksPerProposal = 8;    // pool points tried per proposal before giving up
 
 }  // namespace
@@ -125,32 +124,21 @@ std::vector<Decisions> BayesianSearch::draw_pool() {
   return pool;
 }
 
-std::vector<Proposal> BayesianSearch::propose_random(int count) {
-  std::vector<Proposal> proposals;
-  int misses = 0;
-  while (static_cast<int>(proposals.size()) < count && misses < kMissesPerProposal) {
-    Proposal proposal = evaluate_point(space_, space_.sample(rng_));
-    if (taken_traces_.insert(proposal.trace_text).second) {
-      proposals.push_back(std::move(proposal));
-      misses = 0;
-    } else {
-      ++misses;
-    }
-  }
-  return proposals;
-}
-
 std::vector<Proposal> BayesianSearch::propose(CostModel& /*model*/, int count) {
+  // Step 2: the process, with the length scale its marginal likelihood prefers; later
+  // fits of this round keep that scale. Step 1's case, nothing to fit: `fitted` is false
+  // and the pool's random points are taken in the order drawn.
   std::vector<std::vector<double>> x;
   std::vector<double> y;
-  if (!training_data(x, y)) return propose_random(count);
-
-  // Step 2: the process, with the length scale its marginal likelihood prefers; later
-  // fits of this round keep that scale.
+  const bool fitted = training_data(x, y);
   GaussianProcess process;
-  process.fit(x, y);
-  double length_scale = process.length_scale();
-  double best = *std::max_element(y.begin(), y.end());
+  double length_scale = 0;
+  double best = 0;
+  if (fitted) {
+    process.fit(x, y);
+    length_scale = process.length_scale();
+    best = *std::max_element(y.begin(), y.end());
+  }
 
   // Step 3.
   std::vector<Decisions> pool = draw_pool();
@@ -161,6 +149,7 @@ std::vector<Proposal> BayesianSearch::propose(CostModel& /*model*/, int count) {
   // The points taken this round, with the mean they are believed to have (step 5).
   std::vector<std::pair<size_t, double>> believed;
   auto refit = [&] {
+    if (!fitted) return;
     training_data(x, y);
     for (const auto& [index, mean] : believed) {
       x.push_back(encoded[index]);
@@ -168,22 +157,28 @@ std::vector<Proposal> BayesianSearch::propose(CostModel& /*model*/, int count) {
     }
     process.fit(x, y, length_scale);
   };
-
-  std::vector<Proposal> proposals;
-  for (int picks = 0; static_cast<int>(proposals.size()) < count &&
-                      picks < count * kPicksPerProposal;
-       ++picks) {
-    // Step 4: the untried point of highest expected improvement.
+  // Step 4's choice: the untried point of highest expected improvement (unfitted: the
+  // first untried); pool.size() when none is left.
+  auto next_pick = [&] {
     size_t pick = pool.size();
     double pick_gain = -1;
     for (size_t i = 0; i < pool.size(); ++i) {
       if (tried[i]) continue;
+      if (!fitted) return i;
       double gain = expected_improvement(process.predict(encoded[i]), best);
       if (gain > pick_gain) {
         pick = i;
         pick_gain = gain;
       }
     }
+    return pick;
+  };
+
+  std::vector<Proposal> proposals;
+  for (int picks = 0; static_cast<int>(proposals.size()) < count &&
+                      picks < count * kPicksPerProposal;
+       ++picks) {
+    size_t pick = next_pick();
     if (pick == pool.size()) break;  // the pool is used up
     tried[pick] = true;
 
@@ -200,7 +195,7 @@ std::vector<Proposal> BayesianSearch::propose(CostModel& /*model*/, int count) {
       continue;
     }
     // Step 5.
-    believed.emplace_back(pick, process.predict(encoded[pick]).mean);
+    if (fitted) believed.emplace_back(pick, process.predict(encoded[pick]).mean);
     taken_traces_.insert(proposal.trace_text);
     proposals.push_back(std::move(proposal));
     refit();

@@ -17,7 +17,8 @@
 //   5. to take several points in one round, each taken point is added to the process as if
 //      measured at its predicted mean (the "kriging believer"), which shrinks the variance
 //      around it so that the next pick goes elsewhere; then back to step 4.
-// Until two measurements differ there is nothing to fit: the proposals are random points.
+// Until two measurements differ there is nothing to fit: the proposals are the pool's
+// random points, in the order drawn.
 //
 //   BayesianSearch search(space, /*seed=*/1);
 //   search.add_measured(space.default_point(), default_trace, 1 / 812.5);
@@ -77,7 +78,6 @@ class BayesianSearch : public Search {
   };
 
   std::vector<Decisions> draw_pool();
-  std::vector<Proposal> propose_random(int count);
   void observe(const Decisions& point, double score);
   // The observations as the process's training data: encoded points and log(score), a
   // failure one below the slowest success. Empty while fewer than two values differ.

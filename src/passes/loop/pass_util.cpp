@@ -4,6 +4,7 @@
 #include "pass_util.h"
 
 #include "minic/ir/loop/access.h"
+#include "minic/ir/loop/binary_operands.h"
 #include "minic/support/error.h"
 
 #include <cstring>
@@ -68,42 +69,21 @@ bool equal_exprs(const Expr& a, const Expr& b) {
 }
 
 std::vector<Expr> operands_of(const Expr& expr) {
-  switch (expr.kind()) {
-#define MINIC_BINARY_CASE(Node) \
-  case ExprKind::Node: return {expr.as<Node>()->a, expr.as<Node>()->b};
-    MINIC_BINARY_CASE(Add) MINIC_BINARY_CASE(Sub) MINIC_BINARY_CASE(Mul)
-    MINIC_BINARY_CASE(Div) MINIC_BINARY_CASE(Mod) MINIC_BINARY_CASE(FloorDiv)
-    MINIC_BINARY_CASE(FloorMod) MINIC_BINARY_CASE(Min) MINIC_BINARY_CASE(Max)
-    MINIC_BINARY_CASE(EQ) MINIC_BINARY_CASE(NE) MINIC_BINARY_CASE(LT) MINIC_BINARY_CASE(LE)
-    MINIC_BINARY_CASE(GT) MINIC_BINARY_CASE(GE) MINIC_BINARY_CASE(And) MINIC_BINARY_CASE(Or)
-#undef MINIC_BINARY_CASE
-    case ExprKind::Not: return {expr.as<Not>()->a};
-    case ExprKind::Select: {
-      const Select* select = expr.as<Select>();
-      return {select->condition, select->true_value, select->false_value};
-    }
-    default: return {};
+  if (auto [a, b] = binary_operands(expr); a) return {*a, *b};
+  if (const Not* node = expr.as<Not>()) return {node->a};
+  if (const Select* select = expr.as<Select>()) {
+    return {select->condition, select->true_value, select->false_value};
   }
+  return {};
 }
 
 const Expr& operand_of(const Expr& expr, size_t index) {
-  switch (expr.kind()) {
-#define MINIC_BINARY_CASE(Node) \
-  case ExprKind::Node: return index == 0 ? expr.as<Node>()->a : expr.as<Node>()->b;
-    MINIC_BINARY_CASE(Add) MINIC_BINARY_CASE(Sub) MINIC_BINARY_CASE(Mul)
-    MINIC_BINARY_CASE(Div) MINIC_BINARY_CASE(Mod) MINIC_BINARY_CASE(FloorDiv)
-    MINIC_BINARY_CASE(FloorMod) MINIC_BINARY_CASE(Min) MINIC_BINARY_CASE(Max)
-    MINIC_BINARY_CASE(EQ) MINIC_BINARY_CASE(NE) MINIC_BINARY_CASE(LT) MINIC_BINARY_CASE(LE)
-    MINIC_BINARY_CASE(GT) MINIC_BINARY_CASE(GE) MINIC_BINARY_CASE(And) MINIC_BINARY_CASE(Or)
-#undef MINIC_BINARY_CASE
-    case ExprKind::Not: return expr.as<Not>()->a;
-    case ExprKind::Select: {
-      const Select* select = expr.as<Select>();
-      return index == 0 ? select->condition : index == 1 ? select->true_value
-                                                         : select->false_value;
-    }
-    default: internal_fail("{} is not an operator", expr_kind_name(expr.kind()));
+  if (auto [a, b] = binary_operands(expr); a) return index == 0 ? *a : *b;
+  if (const Not* node = expr.as<Not>()) return node->a;
+  if (const Select* select = expr.as<Select>()) {
+    return index == 0 ? select->condition : index == 1 ? select->true_value : select->false_value;
   }
+  internal_fail("{} is not an operator", expr_kind_name(expr.kind()));
 }
 
 Expr make_operator(ExprKind kind, const std::vector<Expr>& operands) {
