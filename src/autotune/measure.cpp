@@ -20,8 +20,8 @@
 // Before that, when compile_jobs allows more than one child at a time, every candidate of
 // the call is compiled once in a child of its own, that many at a time (precompile): the
 // child runs the loop pipeline and LLVM, which leaves the object code in the compiled-code
-// cache on disk, and exits. The timing child's compile then reads the cache, so the long
-// part runs on every core while the timing still has the machine to itself. A compiling
+// cache on disk, and exits. The timing child's compile then reads the cache, so compiling
+// runs on every core while the timing still has the machine to itself. A compiling
 // child reports nothing: whatever went wrong, the timing child meets again and reports.
 //
 // The child leaves with _exit, not exit: exit would run the static destructors of a copy

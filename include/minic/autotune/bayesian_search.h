@@ -80,7 +80,7 @@ class BayesianSearch : public Search {
   std::vector<Decisions> draw_pool();
   void observe(const Decisions& point, double score);
   // The observations as the process's training data: encoded points and log(score), a
-  // failure one below the slowest success. Empty while fewer than two values differ.
+  // failure one below the slowest success. False (nothing to fit) until two values differ.
   bool training_data(std::vector<std::vector<double>>& x, std::vector<double>& y) const;
 
   const SearchSpace& space_;

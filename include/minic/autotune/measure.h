@@ -10,11 +10,11 @@
 //      with cold caches (flush_cache); the result is each run's time per call and the
 //      median.
 // Steps 2 and 3 happen in a child process (fork) with a time limit: a candidate whose
-// code crashes or runs too long is reported as failed, and the tuner goes on. Compiling
-// takes longer than timing, and only timing needs the machine to itself: so first every
-// candidate is compiled, several at once in children of their own (compile_jobs), into
-// the compiled-code cache on disk (support/file_cache.h); then each is timed, one at a
-// time, by a child that finds its code in the cache.
+// code crashes or runs too long is reported as failed, and the tuner goes on. Only the
+// timing needs the machine to itself: so first every candidate is compiled, several at
+// once in children of their own (compile_jobs), into the compiled-code cache on disk
+// (support/file_cache.h); then each is timed, one at a time, by a child that finds its
+// code in the cache.
 //
 //   MeasureOptions options;
 //   options.threads = 1;
