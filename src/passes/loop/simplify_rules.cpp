@@ -449,11 +449,14 @@ Expr rewrite_root(const Expr& expr, const VarBounds& bounds) {
     IntBound range = bound_of(expr, bounds);
     if (range.is_single()) return IntImm::make(range.min);
   }
+  // One Match for every rule tried, its slots emptied before each: a node tries dozens of
+  // rules, and a Match made for each would copy the root every time.
+  Match m;
+  m.root = expr;
+  m.bounds = &bounds;
   for (const Rule* rule : rules_for(expr.kind())) {
     if (!in_domain(rule->domain, expr)) continue;
-    Match m;
-    m.root = expr;
-    m.bounds = &bounds;
+    m.slots.fill(Expr());
     if (!match(rule->before, expr, m)) continue;
     if (rule->when && !rule->when(m)) continue;
     return build(rule->after, m, expr.type());
