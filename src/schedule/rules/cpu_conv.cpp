@@ -70,8 +70,11 @@ namespace {
 constexpr int64_t kMaxPositions = 14;      // T at most: the unrolled body stays small
 constexpr int64_t kMaxChannelBlocks = 4;   // U at most
 constexpr int64_t kMaxInlinedPaddingReduction = 64;  // multiply-adds an output, at most
-// Registers besides the accumulators: a broadcast and the weight vectors (when they are
-// fewer than U, LLVM reads the others from L1 as operands of the multiply-adds).
+// Registers besides the accumulators: a broadcast and the weight vectors. Where U weight
+// vectors and the broadcast do not all fit beside T * U accumulators, LLVM reads a weight
+// vector from L1 as an operand of the multiply-adds, or spills an accumulator: ResNet-50's
+// 7 x 4 tile on 7 x 7 planes (28 + 4 + 1 > 32) spills one in its inner loop, and still
+// ran faster than the 4 x 4 and 7 x 2 tiles, which fit.
 constexpr int64_t kSpareRegisters = 4;
 constexpr int64_t kWeightLoadCost = 4;     // a weight vector's load against a broadcast's
 constexpr int64_t kMaxPlaneBytes = 32 * 1024;      // the plane form's sums, at most
