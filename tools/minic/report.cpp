@@ -170,20 +170,25 @@ std::string tuning_section(const autotune::Database& records, const std::string&
   // Per task, in the order measured: the best time so far over the first (the default
   // schedule's, in a task's first round), so that tasks of any size share one axis. The
   // finalists' second timings (remeasured) are not trials.
-  std::map<std::string, Series> by_task;
-  std::map<std::string, std::pair<double, double>> first_and_best;
+  struct Curve {
+    Series series;
+    double first_us = 0;
+    double best_us = 0;
+  };
+  std::map<std::string, Curve> by_task;
   for (const autotune::TuningRecord& record : records.records()) {
     if (record.median_us <= 0 || record.remeasured) continue;
-    Series& series = by_task[record.task_name];
-    series.name = record.task_name;
-    auto [entry, added] =
-        first_and_best.try_emplace(record.task_name, record.median_us, record.median_us);
-    auto& [first, best] = entry->second;
-    best = std::min(best, record.median_us);
-    series.points.push_back({static_cast<double>(series.points.size() + 1), best / first});
+    Curve& curve = by_task[record.task_name];
+    if (curve.series.points.empty()) {
+      curve.series.name = record.task_name;
+      curve.first_us = curve.best_us = record.median_us;
+    }
+    curve.best_us = std::min(curve.best_us, record.median_us);
+    curve.series.points.push_back(
+        {static_cast<double>(curve.series.points.size() + 1), curve.best_us / curve.first_us});
   }
   std::vector<Series> series;
-  for (auto& [task, s] : by_task) series.push_back(std::move(s));
+  for (auto& [task, curve] : by_task) series.push_back(std::move(curve.series));
   return fmt::format("<h2>5. Tuning</h2>\n<p>{}: {} records; each task's best time so far "
                      "against its trials, over its first trial's time (1: no faster than "
                      "the first; lower is faster).</p>\n{}",
