@@ -259,9 +259,13 @@ void remeasure_task(TaskState& state, const Target& target, const TuneOptions& o
     }
   }
   if (finalists.size() < 2) return;  // nothing to choose between
+  // The finalists were compiled during the search, and their code is in the cache: no
+  // compiling children first (measure.h), each timing child reads its code.
+  MeasureOptions measure_options = options.measure;
+  measure_options.compile_jobs = 1;
   std::vector<std::vector<double>> times(finalists.size());
   for (int round = 0; round < kRemeasureRounds; ++round) {
-    std::vector<MeasureResult> results = measure(funcs, target, options.measure);
+    std::vector<MeasureResult> results = measure(funcs, target, measure_options);
     for (size_t i = 0; i < finalists.size(); ++i) {
       if (!results[i].ok) continue;
       times[i].insert(times[i].end(), results[i].times_us.begin(), results[i].times_us.end());
