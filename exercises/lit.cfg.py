@@ -13,7 +13,9 @@
 #           solutions (minic-exercise-tests-solved);
 #   %files  the folder of the files a student writes that are not compiled into minic (a
 #           schedule trace): the exercise's own, or with --param solved=1 its solution's
-#           (solutions/NAME/), as ctest's solved run passes.
+#           (solutions/NAME/), as ctest's solved run passes;
+#   %onnx_node  ONNX's backend node tests (build/onnx-data/node, which the tests' CMake
+#           links to the `onnx` package's data).
 import os
 import random
 import lit.formats
@@ -37,6 +39,7 @@ config.substitutions.append(("%files", files))
 catch2 = os.path.join(config.minic_bin_dir, "exercises", "minic-exercise-tests" +
                       ("-solved" if lit_config.params.get("solved") else ""))
 config.substitutions.append(("%catch2", catch2))
+config.substitutions.append(("%onnx_node", os.path.join(config.minic_bin_dir, "onnx-data", "node")))
 config.substitutions.append(("%minic", minic))
 config.substitutions.append(("%seed", seed))
 config.environment["PATH"] = os.pathsep.join(

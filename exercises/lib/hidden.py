@@ -4,8 +4,9 @@ A hidden test makes its inputs from a seed when it runs, so a solution cannot be
 to them: random graphs in minic's text form, each run through `minic opt` with the
 exercise's pass and --verify-each=numeric (the interpreter before and after, on the same
 random inputs), or random kernels in the loop IR's text form, each run through
-`minic schedule` with the exercise's loop pass and --check (the same, for a kernel); then
-checked for what the pass should have done. A failure prints
+`minic schedule` with the exercise's loop pass and --check (the same, for a kernel), or
+random graphs compiled and run by `minic run`, their outputs compared with the reference
+interpreter's; then checked for what the exercise should have done. A failure prints
 the seed, the graph and minic's output, and how to run that case again.
 """
 
@@ -17,8 +18,12 @@ import sys
 import tempfile
 
 
-def arguments(description):
+def arguments(description, node_dir=False):
+    """The command line: --minic, --seed, --count, and with `node_dir` --node-dir, the
+    folder of ONNX's node tests (build/onnx-data/node)."""
     parser = argparse.ArgumentParser(description=description)
+    if node_dir:
+        parser.add_argument("--node-dir", required=True, help="ONNX's node tests")
     parser.add_argument("--minic", required=True, help="the minic binary under test")
     parser.add_argument("--seed", type=int, required=True, help="the seed of the graphs")
     parser.add_argument("--count", type=int, default=25, help="how many graphs")
@@ -58,6 +63,29 @@ def run_schedule(args, text, passes, index):
     if result.returncode != 0:
         fail(args, index, text, f"minic schedule exited {result.returncode}:\n{result.stderr}")
     return result.stdout, result.stderr
+
+
+def run_compiled(args, text, index):
+    """`text` compiled and run by `minic run` (--profile) on random inputs from the seed,
+    its outputs compared with the reference interpreter's on the same inputs; returns the
+    compiled run's stdout."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "hidden.mgraph")
+        with open(path, "w") as file:
+            file.write(text)
+        seed = ["--seed", str(args.seed)]
+        reference = os.path.join(folder, "reference")
+        result = subprocess.run([args.minic, "run", path, "--backend", "interp", "--output-dir",
+                                 reference] + seed, capture_output=True, text=True)
+        if result.returncode != 0:
+            fail(args, index, text, f"minic run --backend interp exited {result.returncode}:\n"
+                 f"{result.stderr}")
+        result = subprocess.run([args.minic, "run", path, "--profile", "--compare", reference] +
+                                seed, capture_output=True, text=True)
+    if result.returncode != 0:
+        fail(args, index, text, f"minic run --compare exited {result.returncode}:\n"
+             f"{result.stdout}{result.stderr}")
+    return result.stdout
 
 
 def fail(args, index, text, message):

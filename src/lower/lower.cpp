@@ -61,8 +61,8 @@ std::vector<ComputeTensor> lower_op(const Node& node, int opset, const Target& t
   if (node.is_fused()) {
     fail("{}: a fused node inside a fused node cannot be lowered", node.describe());
   }
-  const OpSchema* schema = op_registry().find(node.op);
-  if (!schema || !schema->compute) throw NoComputeRule(rule_error(node, fused));
+  const ComputeRule* rule = find_compute_rule(node.op);
+  if (!rule) throw NoComputeRule(rule_error(node, fused));
   std::vector<std::optional<ComputeTensor>> inputs;
   for (const Value* input : node.inputs()) {
     if (input) {
@@ -76,7 +76,7 @@ std::vector<ComputeTensor> lower_op(const Node& node, int opset, const Target& t
     return it == values.constants.end() ? nullptr : it->second;
   };
   ComputeContext ctx(node, opset, target, builder, std::move(inputs), constants);
-  std::vector<ComputeTensor> outputs = schema->compute(ctx);
+  std::vector<ComputeTensor> outputs = (*rule)(ctx);
   if (outputs.size() != node.outputs().size()) {
     internal_fail("the compute rule of {} gives {} outputs for {}",
                   node.describe(), outputs.size(), node.outputs().size());
@@ -104,10 +104,7 @@ void check_static(const Node& node, const Value& value) {
 
 }  // namespace
 
-bool has_compute_rule(std::string_view op) {
-  const OpSchema* schema = op_registry().find(op);
-  return schema && schema->compute;
-}
+bool has_compute_rule(std::string_view op) { return find_compute_rule(op) != nullptr; }
 
 bool can_lower(const Node& node) {
   if (!node.is_fused()) return has_compute_rule(node.op);

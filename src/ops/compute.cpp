@@ -9,8 +9,11 @@
 // Chapter: docs/module3-loop-ir.md#5-lowering-compute-rules
 #include "minic/ops/compute.h"
 
+#include "minic/support/error.h"
+
 #include <cctype>
 #include <limits>
+#include <map>
 
 namespace minic {
 
@@ -224,6 +227,38 @@ ComputeTensor elementwise(const ComputeContext& ctx, DType compute_dtype,
     }
     return cast(type.dtype, formula(values));
   });
+}
+
+// --- rules registered from outside src/ops ---------------------------------------------------
+
+namespace {
+
+// The rules of MINIC_REGISTER_COMPUTE_RULE, by op. They are registered while static
+// objects are built, before main, so the op registry is not read here but on lookup.
+std::map<std::string, ComputeRule, std::less<>>& registered_rules() {
+  static std::map<std::string, ComputeRule, std::less<>> rules;
+  return rules;
+}
+
+}  // namespace
+
+RegisterComputeRule::RegisterComputeRule(const char* op, ComputeRule rule) {
+  if (!registered_rules().emplace(op, std::move(rule)).second) {
+    internal_fail("two compute rules are registered for op {}", op);
+  }
+}
+
+const ComputeRule* find_compute_rule(std::string_view op) {
+  const OpSchema* schema = op_registry().find(op);
+  auto registered = registered_rules().find(op);
+  if (registered == registered_rules().end()) {
+    return schema && schema->compute ? &schema->compute : nullptr;
+  }
+  if (!schema) internal_fail("a compute rule is registered for op {}, which minic does not know", op);
+  if (schema->compute) {
+    internal_fail("a compute rule is registered for op {}, whose schema has one already", op);
+  }
+  return &registered->second;
 }
 
 DType accumulation_dtype(DType dtype) {

@@ -133,6 +133,11 @@ graph g(%x: f32[4]) -> (%y: f8e4m3fn[4]) opset 17 {
 )");
   infer_shapes(graph);
   CHECK(has_compute_rule("Relu"));
+  // The schema's rule; an op whose schema has none and for which no file registers one
+  // (MINIC_REGISTER_COMPUTE_RULE) has none.
+  CHECK(find_compute_rule("Relu") == &op_registry().find("Relu")->compute);
+  CHECK(find_compute_rule("TopK") == nullptr);
+  CHECK_FALSE(has_compute_rule("TopK"));
   const Node* cast = graph.nodes()[1];
   CHECK_THROWS_WITH(lower_node(*cast, graph.opset, testing::avx512()),
                     Catch::Contains("no compute rule for op Cast (node 'layer/cast')"));

@@ -173,6 +173,20 @@ class ComputeContext : public NodeContext {
   ConstantLookup constants_;
 };
 
+// --- rules registered from outside src/ops ---------------------------------------------------
+
+// The compute rule of `op`: the one its schema holds (OpSchema::compute), else one
+// registered with MINIC_REGISTER_COMPUTE_RULE; null if it has neither. Lowering
+// (lower.h) and has_compute_rule ask here.
+const ComputeRule* find_compute_rule(std::string_view op);
+
+// What MINIC_REGISTER_COMPUTE_RULE makes: an object that, when built, gives `op` the rule
+// `rule`. An op minic does not know, or one whose schema has a rule already, is an
+// internal error when the rule is first looked up.
+struct RegisterComputeRule {
+  RegisterComputeRule(const char* op, ComputeRule rule);
+};
+
 // --- helpers for writing rules ----------------------------------------------------------------
 
 // An immediate of element type `dtype` holding `value`.
@@ -222,3 +236,13 @@ ComputeTensor elementwise(const ComputeContext& ctx, DType compute_dtype,
 DType accumulation_dtype(DType dtype);
 
 }  // namespace minic
+
+#define MINIC_COMPUTE_RULE_CONCAT_INNER(a, b) a##b
+#define MINIC_COMPUTE_RULE_CONCAT(a, b) MINIC_COMPUTE_RULE_CONCAT_INNER(a, b)
+
+// Gives the op named `op` (a string) the compute rule `rule` from any source file linked
+// into minic, as an exercise's file does (exercises/m3-rms-norm): the op keeps its schema,
+// shape rule and reference kernel from src/ops and is now lowered to loop IR.
+#define MINIC_REGISTER_COMPUTE_RULE(op, rule)                                        \
+  static const ::minic::RegisterComputeRule MINIC_COMPUTE_RULE_CONCAT(minic_compute_rule_, \
+                                                                      __LINE__)(op, rule)
