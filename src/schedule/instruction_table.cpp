@@ -167,6 +167,33 @@ const std::vector<PrimitiveEntry>& primitive_table() {
   return table;
 }
 
+namespace {
+// Registrations run while static objects are built, before main: the list is built on
+// first use, whichever file registers first.
+std::vector<PrimitiveEntry>& registered_list() {
+  static std::vector<PrimitiveEntry> registered;
+  return registered;
+}
+}  // namespace
+
+const std::vector<PrimitiveEntry>& registered_primitives() { return registered_list(); }
+
+RegisterPrimitive::RegisterPrimitive(PrimitiveEntry entry) {
+  if (find_primitive(entry.name)) {
+    internal_fail("the schedule primitive '{}' is registered twice", entry.name);
+  }
+  registered_list().push_back(std::move(entry));
+}
+
+const PrimitiveEntry* find_primitive(const std::string& name) {
+  for (const auto* list : {&primitive_table(), &registered_primitives()}) {
+    for (const PrimitiveEntry& entry : *list) {
+      if (entry.name == name) return &entry;
+    }
+  }
+  return nullptr;
+}
+
 const TraceArg& InstructionArgs::at(size_t index, const char* kind) const {
   if (index >= instruction_.args.size()) {
     fail("{}: argument {} ({}) is missing", instruction_.primitive, index + 1, kind);

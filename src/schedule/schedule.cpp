@@ -21,10 +21,8 @@
 namespace minic::schedule {
 namespace {
 
-const PrimitiveEntry& find_primitive(const std::string& name) {
-  for (const PrimitiveEntry& entry : primitive_table()) {
-    if (entry.name == name) return entry;
-  }
+const PrimitiveEntry& known_primitive(const std::string& name) {
+  if (const PrimitiveEntry* entry = find_primitive(name)) return *entry;
   throw TraceError(fmt::format("unknown schedule primitive '{}' (known: {})", name,
                                fmt::join(primitive_names(), ", ")));
 }
@@ -46,6 +44,7 @@ std::string hint_for(const PrimitiveResult& result) {
 std::vector<std::string> primitive_names() {
   std::vector<std::string> names;
   for (const PrimitiveEntry& entry : primitive_table()) names.push_back(entry.name);
+  for (const PrimitiveEntry& entry : registered_primitives()) names.push_back(entry.name);
   return names;
 }
 
@@ -74,7 +73,7 @@ std::string Schedule::fresh_name(const std::string& hint) {
 }
 
 std::vector<std::string> Schedule::apply(Instruction instruction) {
-  const PrimitiveEntry& entry = find_primitive(instruction.primitive);
+  const PrimitiveEntry& entry = known_primitive(instruction.primitive);
   loop::PrimFunc scheduled = func_;
   std::vector<PrimitiveResult> results;
   try {

@@ -5,6 +5,8 @@
 
 #include "minic/ir/loop/parser.h"
 #include "minic/ir/loop/printer.h"
+#include "minic/schedule/primitive_registry.h"
+#include "minic/schedule/primitives.h"
 #include "minic/schedule/rules.h"
 #include "minic/support/error.h"
 #include "schedule_kernels.h"
@@ -132,7 +134,7 @@ TEST_CASE("bad instructions are errors that leave the schedule unchanged", "[sch
   auto apply_line = [&](const std::string& line) {
     return error_of([&] { sch.apply(parse_trace(line).instructions.at(0)); });
   };
-  CHECK_THAT(apply_line("tile(i)"), Catch::StartsWith("unknown schedule primitive 'tile'"));
+  CHECK_THAT(apply_line("blockize(i)"), Catch::StartsWith("unknown schedule primitive 'blockize'"));
   CHECK_THAT(apply_line("x = get_block(\"D\")"),
              Catch::Contains("get_block: @matmul has no block named 'D'"));
   CHECK_THAT(apply_line("get_loops(i)"), Catch::Contains("trace variable i is a loop, not a block"));
@@ -148,6 +150,39 @@ TEST_CASE("bad instructions are errors that leave the schedule unchanged", "[sch
              Catch::Contains("memory scope must be \"global\", \"shared\" or \"local\""));
   CHECK(loop::print_func(sch.func()) == before);
   CHECK(sch.trace().instructions.size() == 2);
+}
+
+// A primitive registered from outside the table: the header's example, swapping two loops.
+std::vector<PrimitiveResult> interchange_for_test(PrimFunc& func, const InstructionArgs& args) {
+  args.expect_count(2);
+  reorder(func, {args.loop(1), args.loop(0)});
+  return {};
+}
+MINIC_REGISTER_PRIMITIVE("interchange_for_test", "interchange_for_test(loop, loop)",
+                         interchange_for_test);
+
+TEST_CASE("a registered primitive is a trace line like the built-in ones", "[schedule_trace]") {
+  CHECK(find_primitive("split") != nullptr);
+  REQUIRE(find_primitive("interchange_for_test") != nullptr);
+  CHECK(find_primitive("blockize") == nullptr);
+  CHECK(primitive_names().back() == "interchange_for_test");
+
+  const char* text = "b = get_block(\"C\")\ni, j, k = get_loops(b)\ninterchange_for_test(i, j)\n";
+  Schedule sch(matmul());
+  sch.replay(parse_trace(text));
+  CHECK(print_trace(sch.trace()) == text);
+  Schedule by_hand(matmul());
+  std::vector<LoopRef> loops = by_hand.get_loops(by_hand.get_block("C"));
+  by_hand.reorder({loops[1], loops[0], loops[2]});
+  CHECK(loop::print_func(sch.func()) == loop::print_func(by_hand.func()));
+  // Its refusals are trace errors naming it and its usage, and change nothing.
+  const std::string before = loop::print_func(sch.func());
+  CHECK_THAT(error_of([&] { sch.apply(parse_trace("interchange_for_test(i)").instructions[0]); }),
+             Catch::Contains("interchange_for_test: takes 2 arguments, given 1 (usage: "
+                             "interchange_for_test(loop, loop))"));
+  CHECK(loop::print_func(sch.func()) == before);
+  // A name taken already is a bug of whoever registers it.
+  CHECK_THROWS_AS(RegisterPrimitive({"split", "split()", interchange_for_test}), InternalError);
 }
 
 }  // namespace minic::schedule
