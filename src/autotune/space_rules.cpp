@@ -12,6 +12,7 @@
 // Chapter: docs/module5-autotuning.md#2-the-search-space
 #include "space_rules.h"
 
+#include "minic/autotune/knob_registry.h"
 #include "minic/support/error.h"
 
 #include <algorithm>
@@ -70,6 +71,26 @@ void add_knob(BlockSpace& space, const std::string& block, const char* knob, Cho
 }
 
 Choices yes_no(bool offered) { return offered ? Choices{{0}, {1}} : Choices{{0}}; }
+
+// --- registered knobs (knob_registry.h) ------------------------------------------------------
+
+namespace {
+// Registrations run while static objects are built, before main: the list is built on
+// first use, whichever file registers first.
+std::vector<KnobRule>& knob_list() {
+  static std::vector<KnobRule> knobs;
+  return knobs;
+}
+}  // namespace
+
+RegisterKnob::RegisterKnob(KnobRule rule) {
+  for (const KnobRule& knob : knob_list()) {
+    if (knob.name == rule.name) internal_fail("the knob '{}' is registered twice", rule.name);
+  }
+  knob_list().push_back(std::move(rule));
+}
+
+const std::vector<KnobRule>& registered_knobs() { return knob_list(); }
 
 namespace {
 
@@ -179,6 +200,14 @@ BlockSpace block_space(Schedule& sch, const std::string& name, const Target& tar
       space = roles.reduce.empty() ? elementwise_space(attempt, name, roles, target)
                                    : reduction_space(attempt, block, name, roles, target);
     }
+    // The registered knobs, offered the block as its rule left it. Their defaults change
+    // nothing, so the schedule stays the default one.
+    for (const KnobRule& knob : registered_knobs()) {
+      Choices choices = knob.offer(attempt, name, target);
+      if (choices.size() < 2) continue;
+      std::vector<int64_t> first = choices.front();
+      add_knob(*space, name, knob.name.c_str(), std::move(choices), std::move(first));
+    }
     sch = std::move(attempt);
     return *space;
   } catch (const InternalError&) {
@@ -217,6 +246,11 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
       schedule::schedule_elementwise(attempt, roles, vector, parallel);
     } else {
       return;
+    }
+    for (const KnobRule& knob : registered_knobs()) {
+      if (has_knob(point, name, knob.name.c_str())) {
+        knob.apply(attempt, name, value_of(point, name, knob.name.c_str()), target);
+      }
     }
     sch = std::move(attempt);
   } catch (const InternalError&) {

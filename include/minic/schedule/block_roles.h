@@ -54,6 +54,8 @@ int64_t accumulator_registers(const Target& target);
 
 // The loop's extent (constant in lowered kernels; 0 if it is not).
 int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref);
+// The loop's kind: serial, parallel, vectorized, unrolled, or bound to a thread axis.
+loop::ForKind kind_of(const Schedule& sch, const LoopRef& loop_ref);
 
 // The product of the loops' extents (a non-constant extent counts 1).
 int64_t product(Schedule& sch, const std::vector<LoopRef>& loops);

@@ -27,6 +27,10 @@ int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref) {
   return loop::as_const_int(node.extent).value_or(0);
 }
 
+loop::ForKind kind_of(const Schedule& sch, const LoopRef& loop_ref) {
+  return find_loop(sch.func(), sch.loop_var(loop_ref.var), "default schedule").for_kind;
+}
+
 int64_t product(Schedule& sch, const std::vector<LoopRef>& loops) {
   int64_t total = 1;
   for (const LoopRef& loop : loops) total *= std::max<int64_t>(extent_of(sch, loop), 1);
