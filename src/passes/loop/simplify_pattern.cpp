@@ -1,8 +1,9 @@
-// Matching patterns against expressions, and building replacements. Course module 4
-// (patterns are described in simplify_pattern.h).
+// Matching patterns against expressions, building replacements, and the rules registered
+// from outside the table. Course module 4 (patterns are described in
+// include/minic/passes/loop/simplify_pattern.h).
 //
 // Chapter: docs/module4-schedules.md#3-loop-passes
-#include "simplify_pattern.h"
+#include "minic/passes/loop/simplify_pattern.h"
 
 #include "pass_util.h"
 
@@ -72,6 +73,34 @@ Expr build(const Pattern& pattern, const Match& m, DataType type) {
     if (!operands[i]) operands[i] = literal(pattern.operands[i], beside);
   }
   return pass_util::make_operator(pattern.kind, operands);
+}
+
+// --- registered rules -----------------------------------------------------------------------
+
+namespace {
+// Registrations run while static objects are built, before main: the list of functions is
+// built on first use, whichever file registers first, and the rules are made once, when
+// the simplifier first asks for them.
+std::vector<std::vector<Rule> (*)()>& rule_sources() {
+  static std::vector<std::vector<Rule> (*)()> sources;
+  return sources;
+}
+}  // namespace
+
+RegisterSimplifyRules::RegisterSimplifyRules(std::vector<Rule> (*rules)()) {
+  rule_sources().push_back(rules);
+}
+
+const std::vector<Rule>& registered_rules() {
+  static const std::vector<Rule> rules = [] {
+    std::vector<Rule> all;
+    for (auto source : rule_sources()) {
+      std::vector<Rule> some = source();
+      all.insert(all.end(), some.begin(), some.end());
+    }
+    return all;
+  }();
+  return rules;
 }
 
 }  // namespace minic::loop::simplify_rules

@@ -6,7 +6,7 @@
 //   {index, floormod(x, c1), x,  positive(c1) && in_range(x, c1)},
 //
 // that is: a domain, a pattern, its replacement, and optionally a condition. Patterns are
-// written as the expressions they match (simplify_pattern.h): `x`, `y`, `z` match any
+// written as the expressions they match (include/minic/passes/loop/simplify_pattern.h): `x`, `y`, `z` match any
 // expression and `c1`, `c2`, `c3` immediates only; a name used twice must match equal
 // trees; a number matches an immediate of that value (for floats, of that value and sign);
 // `true_` and `false_` match the boolean immediates. In a replacement, the names stand for
@@ -43,9 +43,8 @@
 #include "simplify_rules.h"
 
 #include "pass_util.h"
-#include "simplify_pattern.h"
-
 #include "minic/passes/loop/simplify.h"
+#include "minic/passes/loop/simplify_pattern.h"
 
 #include <algorithm>
 #include <array>
@@ -56,8 +55,6 @@ namespace minic::loop::simplify_rules {
 namespace {
 
 // --- conditions -----------------------------------------------------------------------------
-
-using Condition = std::function<bool(const Match&)>;
 
 Condition operator&&(Condition a, Condition b) {
   return [a, b](const Match& m) { return a(m) && b(m); };
@@ -168,15 +165,7 @@ const Condition integers = [](const Match& m) {
 
 // --- the table ------------------------------------------------------------------------------
 
-enum class Domain : uint8_t { index, logic, exact };
 using enum Domain;
-
-struct Rule {
-  Domain domain;
-  Pattern before;
-  Pattern after;
-  Condition when = nullptr;
-};
 
 // size: table (one rule a line; scripts/size_report.py exempts it)
 const std::vector<Rule>& rule_table() {
@@ -340,12 +329,14 @@ const std::vector<Rule>& rule_table() {
 }
 
 // The rules by the kind of their pattern's root, so a node tries only the rules that can
-// match it.
+// match it: the table's, then those registered from elsewhere (simplify_pattern.h).
 const std::vector<const Rule*>& rules_for(ExprKind kind) {
   static const auto by_kind = [] {
     std::vector<std::vector<const Rule*>> table(static_cast<size_t>(ExprKind::Broadcast) + 1);
-    for (const Rule& rule : rule_table()) {
-      table[static_cast<size_t>(rule.before.kind)].push_back(&rule);
+    for (const auto* rules : {&rule_table(), &registered_rules()}) {
+      for (const Rule& rule : *rules) {
+        table[static_cast<size_t>(rule.before.kind)].push_back(&rule);
+      }
     }
     return table;
   }();

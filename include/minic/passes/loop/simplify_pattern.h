@@ -1,6 +1,7 @@
-// Patterns over loop IR expressions, for the simplifier's rule table: what `x + 0`,
+// Patterns over loop IR expressions and the simplifier's rules made of them: what `x + 0`,
 // `floordiv(x * c1 + y, c1)` mean in src/passes/loop/simplify_rules.cpp, how a pattern
-// matches an expression and how a replacement is built from a match. Course module 4.
+// matches an expression and how a replacement is built from a match, and how rules written
+// outside that table join it. Course module 4.
 //
 // A pattern is a tree of operator nodes whose leaves are names or numbers: `x`, `y`, `z`
 // match any expression and `c1`, `c2`, `c3` immediates only; a name used twice must match
@@ -15,6 +16,8 @@
 #include "minic/ir/loop/analysis.h"
 
 #include <array>
+#include <functional>
+#include <vector>
 
 namespace minic::loop::simplify_rules {
 
@@ -87,4 +90,43 @@ bool match(const Pattern& pattern, const Expr& expr, Match& m);
 // that is not a number (for a select, the other value), or `type` at the root.
 Expr build(const Pattern& pattern, const Match& m, DataType type);
 
+// --- rules ------------------------------------------------------------------------------------
+
+// To which types a rule applies, judged by the matched node's first operand (a select's
+// values): index, scalar i64 (ring algebra and the bounds of the variables; index
+// arithmetic does not overflow); logic, scalar bool; exact, any type, floats included, so
+// the rule must hold exactly in IEEE arithmetic.
+enum class Domain : uint8_t { index, logic, exact };
+
+// A condition on what a pattern matched (simplify_rules.cpp has positive(c1),
+// in_range(x, c1), at_most(x, y), ...).
+using Condition = std::function<bool(const Match&)>;
+
+// `before` rewritten to `after` where its domain holds and, if it has one, its condition.
+struct Rule {
+  Domain domain;
+  Pattern before;
+  Pattern after;
+  Condition when = nullptr;
+};
+
+// What MINIC_REGISTER_SIMPLIFY_RULES makes: an object that adds the rules `rules()`
+// returns to the simplifier when it is built. They are tried after the table's, in the
+// order they were registered, so a rule of the table that matches first wins.
+struct RegisterSimplifyRules {
+  explicit RegisterSimplifyRules(std::vector<Rule> (*rules)());
+};
+
+// Every registered rule, in order.
+const std::vector<Rule>& registered_rules();
+
 }  // namespace minic::loop::simplify_rules
+
+#define MINIC_SIMPLIFY_RULES_CONCAT_INNER(a, b) a##b
+#define MINIC_SIMPLIFY_RULES_CONCAT(a, b) MINIC_SIMPLIFY_RULES_CONCAT_INNER(a, b)
+
+// Registers the rules the function `rules` (std::vector<Rule>()) returns, from any file
+// linked into minic, as an exercise's file does (exercises/m4-min-max-rules).
+#define MINIC_REGISTER_SIMPLIFY_RULES(rules)                                   \
+  static const ::minic::loop::simplify_rules::RegisterSimplifyRules            \
+      MINIC_SIMPLIFY_RULES_CONCAT(minic_simplify_rules_, __LINE__)(rules)
