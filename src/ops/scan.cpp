@@ -148,18 +148,22 @@ std::vector<Tensor> run_scan(const NodeContext& ctx, ScanLayout layout,
   int64_t length = scan_length(ctx, layout, types);
   std::vector<const Tensor*> fixed(inputs.size(), nullptr);
   for (size_t i = layout.states + layout.scan_inputs; i < inputs.size(); ++i) fixed[i] = inputs[i];
-  BodyRunner runner(ctx, ctx.get_graph("body"), body_types(layout, types), fixed, bodies);
+  const std::vector<TensorType> body_inputs = body_types(layout, types);
+  BodyRunner runner(ctx, ctx.get_graph("body"), body_inputs, fixed, bodies);
 
   std::vector<Tensor> states;
   for (size_t s = 0; s < layout.states; ++s) states.push_back(*inputs[s]);
   std::vector<std::vector<Tensor>> rows(layout.scan_outputs);
+  // Each position's slices of the scan inputs, in tensors made once and refilled.
+  std::vector<Tensor> slices;
+  for (size_t m = 0; m < layout.scan_inputs; ++m) slices.emplace_back(body_inputs[layout.states + m]);
+  std::vector<const Tensor*> args;
   for (int64_t t = 0; t < length; ++t) {
-    std::vector<Tensor> slices;
     for (size_t m = 0; m < layout.scan_inputs; ++m) {
       int64_t position = layout.input_reverse[m] ? length - 1 - t : t;
-      slices.push_back(take_row(*inputs[layout.states + m], layout.input_axes[m], position));
+      take_row_into(*inputs[layout.states + m], layout.input_axes[m], position, slices[m]);
     }
-    std::vector<const Tensor*> args;
+    args.clear();
     for (const Tensor& state : states) args.push_back(&state);
     for (const Tensor& slice : slices) args.push_back(&slice);
     args.insert(args.end(), inputs.begin() + layout.states + layout.scan_inputs, inputs.end());

@@ -137,11 +137,18 @@ std::vector<Tensor> BodyRunner::run(std::span<const Tensor* const> inputs) const
 }
 
 Tensor take_row(const Tensor& tensor, int64_t axis, int64_t index) {
-  const Shape& shape = tensor.shape();
-  MINIC_CHECK(axis >= 0 && axis < tensor.rank() && index >= 0 && index < shape[axis]);
-  Shape row_shape = shape;
+  MINIC_CHECK(axis >= 0 && axis < tensor.rank());
+  Shape row_shape = tensor.shape();
   row_shape.erase(row_shape.begin() + axis);
   Tensor row(tensor.dtype(), row_shape);
+  take_row_into(tensor, axis, index, row);
+  return row;
+}
+
+void take_row_into(const Tensor& tensor, int64_t axis, int64_t index, Tensor& row) {
+  const Shape& shape = tensor.shape();
+  MINIC_CHECK(axis >= 0 && axis < tensor.rank() && index >= 0 && index < shape[axis]);
+  MINIC_CHECK(row.dtype() == tensor.dtype() && row.rank() == tensor.rank() - 1);
   int64_t outer = num_elements(Shape(shape.begin(), shape.begin() + axis));
   size_t inner_bytes = row.bytes().size() / static_cast<size_t>(std::max<int64_t>(outer, 1));
   for (int64_t o = 0; o < outer; ++o) {
@@ -149,7 +156,6 @@ Tensor take_row(const Tensor& tensor, int64_t axis, int64_t index) {
         tensor.bytes().data() + (static_cast<size_t>(o * shape[axis] + index)) * inner_bytes;
     std::memcpy(row.bytes().data() + static_cast<size_t>(o) * inner_bytes, from, inner_bytes);
   }
-  return row;
 }
 
 Tensor stack_rows(std::span<const Tensor> rows, int64_t axis) {

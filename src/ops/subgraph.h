@@ -66,6 +66,8 @@ class BodyRunner {
 
 // Row `index` of `tensor` along `axis`: the slice with that axis removed.
 Tensor take_row(const Tensor& tensor, int64_t axis, int64_t index);
+// The same, into `row`, a tensor of the row's type: a loop over the rows reuses one.
+void take_row_into(const Tensor& tensor, int64_t axis, int64_t index, Tensor& row);
 // Rows of one type stacked along a new axis `axis` (in [0, rank of a row]).
 Tensor stack_rows(std::span<const Tensor> rows, int64_t axis);
 

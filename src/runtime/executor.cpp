@@ -15,6 +15,7 @@
 
 #include "minic/support/error.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace minic::runtime {
@@ -112,16 +113,24 @@ std::vector<Tensor> Executor::run_in_place(std::span<const Tensor* const> inputs
     if (profile) profile->push_back({step.kernel, step.op, step.compiled, milliseconds});
   }
   device_->synchronize();
-  // 4. The outputs.
+  // 4. The outputs: each result moved into its last place among them (a buffer may be
+  // two outputs), copied into the others.
   std::vector<Tensor> outputs;
-  for (int b : plan_.outputs) {
+  for (size_t k = 0; k < plan_.outputs.size(); ++k) {
+    const int b = plan_.outputs[k];
     if (result_of[b] >= 0) {
       Tensor& result = results[result_of[b]];
       if (!in_place) {
         device_->copy_to_host(result.bytes().data(), address[b],
                               static_cast<int64_t>(result.bytes().size()));
       }
-      outputs.push_back(result);
+      const bool again = std::find(plan_.outputs.begin() + static_cast<std::ptrdiff_t>(k) + 1,
+                                   plan_.outputs.end(), b) != plan_.outputs.end();
+      if (again) {
+        outputs.push_back(result);
+      } else {
+        outputs.push_back(std::move(result));
+      }
       continue;
     }
     // An output that is an input or a constant: a copy of it.
