@@ -73,7 +73,8 @@ std::vector<loop::PrimFunc> random_kernels(uint64_t seed) {
                                                  pick(0, 1)), type, "", axis).at(0));
         break;
       default:
-        kernels.push_back(kernels_of(fmt::format("%y = Softmax(%x) {{axis={}}}", axis), type).at(0));
+        kernels.push_back(
+            kernels_of(fmt::format("%y = Softmax(%x) {{axis={}}}", axis), type).at(0));
     }
   }
   return kernels;
@@ -89,7 +90,8 @@ std::vector<loop::PrimFunc> fixed_kernels() {
 
 // The README's values for `block` as the default schedule `sch` left it (fewer than two:
 // no knob).
-std::vector<std::vector<int64_t>> expected_values(schedule::Schedule sch, const std::string& block) {
+std::vector<std::vector<int64_t>> expected_values(schedule::Schedule sch,
+                                                  const std::string& block) {
   std::vector<schedule::LoopRef> loops = sch.get_loops(sch.get_block(block));
   if (loops.empty()) return {};
   size_t at = loops.size() - 1;

@@ -254,7 +254,9 @@ const ComputeRule* find_compute_rule(std::string_view op) {
   if (registered == registered_rules().end()) {
     return schema && schema->compute ? &schema->compute : nullptr;
   }
-  if (!schema) internal_fail("a compute rule is registered for op {}, which minic does not know", op);
+  if (!schema) {
+    internal_fail("a compute rule is registered for op {}, which minic does not know", op);
+  }
   if (schema->compute) {
     internal_fail("a compute rule is registered for op {}, whose schema has one already", op);
   }

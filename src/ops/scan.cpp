@@ -156,7 +156,9 @@ std::vector<Tensor> run_scan(const NodeContext& ctx, ScanLayout layout,
   std::vector<std::vector<Tensor>> rows(layout.scan_outputs);
   // Each position's slices of the scan inputs, in tensors made once and refilled.
   std::vector<Tensor> slices;
-  for (size_t m = 0; m < layout.scan_inputs; ++m) slices.emplace_back(body_inputs[layout.states + m]);
+  for (size_t m = 0; m < layout.scan_inputs; ++m) {
+    slices.emplace_back(body_inputs[layout.states + m]);
+  }
   std::vector<const Tensor*> args;
   for (int64_t t = 0; t < length; ++t) {
     for (size_t m = 0; m < layout.scan_inputs; ++m) {

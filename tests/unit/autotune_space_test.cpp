@@ -471,7 +471,8 @@ TEST_CASE("a registered knob joins the space of the blocks it is offered", "[aut
   SearchSpace space(parse_func(kProbe), testing::avx512());
   std::vector<std::string> names;
   for (const Knob& knob : space.knobs()) names.push_back(knob.name);
-  CHECK(names == std::vector<std::string>{"probe.vector", "probe.parallel", "probe.probe_unroll"});
+  CHECK(names ==
+        std::vector<std::string>{"probe.vector", "probe.parallel", "probe.probe_unroll"});
   // Its default changes nothing: the default point is still the default schedule.
   CHECK(space.default_point().at("probe.probe_unroll") == std::vector<int64_t>{0});
   check_default_point(space.func(), true);

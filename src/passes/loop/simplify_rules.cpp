@@ -6,13 +6,14 @@
 //   {index, floormod(x, c1), x,  positive(c1) && in_range(x, c1)},
 //
 // that is: a domain, a pattern, its replacement, and optionally a condition. Patterns are
-// written as the expressions they match (include/minic/passes/loop/simplify_pattern.h): `x`, `y`, `z` match any
-// expression and `c1`, `c2`, `c3` immediates only; a name used twice must match equal
-// trees; a number matches an immediate of that value (for floats, of that value and sign);
-// `true_` and `false_` match the boolean immediates. In a replacement, the names stand for
-// what they matched and a number becomes an immediate of the type of the operand beside
-// it. A replacement may contain operators on immediates, `c1 * c2`: the simplifier folds
-// them after the rewrite (simplify_fold.cpp), since it simplifies every replacement again.
+// written as the expressions they match (include/minic/passes/loop/simplify_pattern.h):
+// `x`, `y`, `z` match any expression and `c1`, `c2`, `c3` immediates only; a name used
+// twice must match equal trees; a number matches an immediate of that value (for floats,
+// of that value and sign); `true_` and `false_` match the boolean immediates. In a
+// replacement, the names stand for what they matched and a number becomes an immediate of
+// the type of the operand beside it. A replacement may contain operators on immediates,
+// `c1 * c2`: the simplifier folds them after the rewrite (simplify_fold.cpp), since it
+// simplifies every replacement again.
 //
 // The domain says to which types a rule applies, judged by the matched node's first operand
 // (the value operands of a select):
