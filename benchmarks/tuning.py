@@ -378,8 +378,8 @@ def main():
     parser.add_argument("--tvm-mcpu", default="",
                         help="tvm: the CPU's LLVM name (`llc --version`: Host CPU)")
     parser.add_argument("--reuse", action="store_true",
-                        help="search, gemm, resnet50, tvm: use the databases (and TVM results) already "
-                             "in OUT, do not tune again")
+                        help="search, gemm, resnet50, tvm: use the databases (and TVM "
+                             "results) already in OUT, do not tune again")
     options = parser.parse_args()
     options.minic = os.path.abspath(options.minic)
     os.makedirs(options.out, exist_ok=True)

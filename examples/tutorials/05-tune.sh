@@ -7,8 +7,8 @@
 # `--records DB.jsonl` then gives each kernel the fastest schedule found for it. This
 # tutorial tunes the MLP with a handful of trials (a real run uses hundreds), reads the
 # database, runs the model with the records (same outputs as without), resumes the tuning,
-# draws the tuning curve and tunes again with the Bayesian search. Times differ from run to run and machine to machine; the
-# checks below look only at what does not.
+# draws the tuning curve and tunes again with the Bayesian search. Times differ from run to
+# run and machine to machine; the checks below look only at what does not.
 #
 # Run it from the repository root after building:
 #   examples/tutorials/05-tune.sh [path/to/minic]

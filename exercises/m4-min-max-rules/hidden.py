@@ -35,7 +35,8 @@ def store(rng):
 
 def make(rng):
     stores = [store(rng) for _ in range(8)]
-    body = "\n".join(f"          C[{n}, i, j, t, k] = {before}" for n, (before, _) in enumerate(stores))
+    body = "\n".join(f"          C[{n}, i, j, t, k] = {before}"
+                     for n, (before, _) in enumerate(stores))
     text = ("func @hidden(C: i64[8,8,8,4,3]) {\n  for i in 0..8 {\n    for j in 0..8 {\n"
             "      for t in 0..4 {\n        for k in 0..3 {\n" + body +
             "\n        }\n      }\n    }\n  }\n}\n")

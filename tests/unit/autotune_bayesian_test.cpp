@@ -47,8 +47,8 @@ double best_found(Search& search, const SearchSpace& space, int rounds, int coun
                   Objective objective) {
   std::unique_ptr<CostModel> model = make_cost_model("random", /*seed=*/5);
   double best = objective(space.default_point());
-  search.add_measured(space.default_point(), evaluate_point(space, space.default_point()).trace_text,
-                      best);
+  search.add_measured(space.default_point(),
+                      evaluate_point(space, space.default_point()).trace_text, best);
   for (int round = 0; round < rounds; ++round) {
     for (const Proposal& proposal : search.propose(*model, count)) {
       double score = objective(proposal.decisions);
@@ -103,7 +103,9 @@ TEST_CASE("expected improvement is the integral it stands for") {
                                       std::tuple{2.0, 4.0, 0.5}, std::tuple{-3.0, 0.01, -2.0}}) {
     INFO("mean " << mean << " variance " << variance << " best " << best);
     CHECK(expected_improvement({mean, variance}, best) ==
-          Approx(improvement_integral(mean, std::sqrt(variance), best)).epsilon(1e-6).margin(1e-12));
+          Approx(improvement_integral(mean, std::sqrt(variance), best))
+              .epsilon(1e-6)
+              .margin(1e-12));
   }
   // Certain predictions: the gain itself, or nothing.
   CHECK(expected_improvement({3.0, 0.0}, 1.0) == 2.0);
@@ -156,7 +158,9 @@ TEST_CASE("on a smooth objective the Bayesian search beats random points at equa
     // Random points: the first 24 unmeasured ones of a random walk through the space.
     std::mt19937_64 draws(seed);
     double random_best = objective(space.default_point());
-    for (int i = 0; i < 24; ++i) random_best = std::max(random_best, objective(space.sample(draws)));
+    for (int i = 0; i < 24; ++i) {
+      random_best = std::max(random_best, objective(space.sample(draws)));
+    }
     CHECK(found > random_best);
   }
 }

@@ -2,7 +2,8 @@
 //
 // A strategy is a class with the Search interface (search.h) and a factory that makes one
 // for a task's space. Two are built in: "evolutionary" (search.h), the default, and
-// "bayesian" (bayesian_search.h); another strategy registers itself with one line at the end of its own file:
+// "bayesian" (bayesian_search.h); another strategy registers itself with one line at the
+// end of its own file:
 //
 //   MINIC_REGISTER_SEARCH("random", make_random_search,
 //                         "uniform random points of the space, no cost model");
