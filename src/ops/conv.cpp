@@ -403,6 +403,24 @@ Tensor conv_reference(const NodeContext& ctx, const Tensor& x, const Tensor& w, 
                             });
 }
 
+Tensor conv_integer_reference(const NodeContext& ctx, const Tensor& x, const Tensor& w,
+                              const Tensor* bias) {
+  MINIC_CHECK(x.dtype() == DType::i32 && w.dtype() == DType::i32);
+  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  Shape y_shape = {x.shape()[0], w.shape()[0]};
+  y_shape.insert(y_shape.end(), a.window.output.begin(), a.window.output.end());
+  // Summed in int64, which cannot overflow for any model's sizes, then wrapped to int32.
+  std::vector<int64_t> xs = to_compute<int32_t, int64_t>(x);
+  std::vector<int64_t> ws = to_compute<int32_t, int64_t>(w);
+  std::vector<int64_t> bs = bias ? to_compute<int32_t, int64_t>(*bias) : std::vector<int64_t>();
+  std::vector<int64_t> ys(static_cast<size_t>(num_elements(y_shape)));
+  conv_forward<int64_t>(a, x.shape(), xs.data(), ws.data(), bias ? bs.data() : nullptr, y_shape,
+                        ys.data());
+  Tensor y(DType::i32, y_shape);
+  store_computed<int32_t>(ys, y);
+  return y;
+}
+
 void register_conv_ops(OpRegistry& registry) {
   registry.add({.name = "Conv",
                 .min_opset = 1,

@@ -98,6 +98,11 @@ struct ConvAttributes {
 // (conv.cpp). minic.NchwcConv's reference kernel is this on its tensors unblocked.
 Tensor conv_reference(const NodeContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias);
 
+// The same for int32 X, W and B (the integer convolutions of quantized_linear.cpp, whose
+// zero points are subtracted first): sums wrap at 32 bits.
+Tensor conv_integer_reference(const NodeContext& ctx, const Tensor& x, const Tensor& w,
+                              const Tensor* bias);
+
 // Conv's compute rule (conv_compute.cpp).
 std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx);
 

@@ -33,6 +33,8 @@
 // Gemm's alpha * product + beta * C is one elementwise stage after the reduction.
 //
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
+#include "matmul.h"
+
 #include "accumulate.h"
 #include "broadcast.h"
 #include "minic/ops/compute.h"
@@ -98,13 +100,7 @@ void multiply_matrices(const T* a, const T* b, bool b_transposed, A* c, int64_t 
 
 // --- MatMul ---------------------------------------------------------------------------------
 
-// The shapes of a MatMul: A's and B's batch dimensions, the broadcast batch shape, the
-// matrix sizes after 1-D promotion, and the output shape.
-struct MatMulShapes {
-  Shape a_batch, b_batch, batch;
-  int64_t m = 1, k = 1, n = 1;
-  Shape output;
-};
+}  // namespace
 
 MatMulShapes matmul_shapes(const NodeContext& ctx, const Shape& a, const Shape& b) {
   if (a.empty() || b.empty()) {
@@ -132,18 +128,9 @@ MatMulShapes matmul_shapes(const NodeContext& ctx, const Shape& a, const Shape& 
   return s;
 }
 
-std::vector<TensorType> matmul_shape(const ShapeContext& ctx) {
-  check_matmul_types(ctx, {1});
-  const TensorType& a = ctx.input_type(0);
-  MatMulShapes s = matmul_shapes(ctx, a.shape, ctx.input_type(1).shape);
-  return {{a.dtype, s.output}};
-}
-
-std::vector<Tensor> matmul_kernel(const KernelContext& ctx) {
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
+Tensor matmul_reference(const NodeContext& ctx, const Tensor& a, const Tensor& b) {
   MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
-  Tensor out = ctx.make_output(0);
+  Tensor out(a.dtype(), s.output);
   visit_dtype(a.dtype(), [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
       ctx.fail("element type bool is not supported");
@@ -168,7 +155,20 @@ std::vector<Tensor> matmul_kernel(const KernelContext& ctx) {
       });
     }
   });
-  return {std::move(out)};
+  return out;
+}
+
+namespace {
+
+std::vector<TensorType> matmul_shape(const ShapeContext& ctx) {
+  check_matmul_types(ctx, {1});
+  const TensorType& a = ctx.input_type(0);
+  MatMulShapes s = matmul_shapes(ctx, a.shape, ctx.input_type(1).shape);
+  return {{a.dtype, s.output}};
+}
+
+std::vector<Tensor> matmul_kernel(const KernelContext& ctx) {
+  return single_output(matmul_reference(ctx, ctx.input(0), ctx.input(1)));
 }
 
 // --- Gemm -----------------------------------------------------------------------------------

@@ -67,6 +67,10 @@ void register_topk_ops(OpRegistry& registry);                 // TopK
 void register_select_values_ops(OpRegistry& registry);        // Compress, NonZero, Unique
 void register_loss_ops(OpRegistry& registry);                 // NegativeLogLikelihoodLoss, SCE loss
 
+// Quantisation (course module 7)
+void register_quantize_ops(OpRegistry& registry);             // (De)QuantizeLinear, Dynamic...
+void register_quantized_linear_ops(OpRegistry& registry);     // MatMul/ConvInteger, QLinear*
+
 // Sequence models
 void register_attention_ops(OpRegistry& registry);            // Attention
 void register_rotary_embedding_ops(OpRegistry& registry);     // RotaryEmbedding
@@ -144,6 +148,10 @@ OpRegistry build_registry() {
   register_topk_ops(registry);
   register_select_values_ops(registry);
   register_loss_ops(registry);
+
+  // Quantisation
+  register_quantize_ops(registry);
+  register_quantized_linear_ops(registry);
 
   // Sequence models
   register_attention_ops(registry);

@@ -1,0 +1,26 @@
+// What MatMul shares with the integer matrix products (quantized_linear.cpp): the shapes of
+// numpy.matmul and the reference product. Course modules 2 and 7.
+//
+// Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
+#pragma once
+
+#include "minic/ops/op.h"
+
+namespace minic {
+
+// The shapes of a MatMul: A's and B's batch dimensions, the broadcast batch shape, the
+// matrix sizes after 1-D promotion, and the output shape.
+struct MatMulShapes {
+  Shape a_batch, b_batch, batch;
+  int64_t m = 1, k = 1, n = 1;
+  Shape output;
+};
+
+// The shapes of A x B; an error naming the node where they do not multiply.
+MatMulShapes matmul_shapes(const NodeContext& ctx, const Shape& a, const Shape& b);
+
+// numpy.matmul(a, b) in a's element type (b's must be the same), products added in the
+// order k = 0, 1, ...; integers wrap (matmul.cpp's file comment).
+Tensor matmul_reference(const NodeContext& ctx, const Tensor& a, const Tensor& b);
+
+}  // namespace minic

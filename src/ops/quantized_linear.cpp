@@ -1,0 +1,344 @@
+// The integer matrix products and convolutions: MatMulInteger, ConvInteger, QLinearMatMul
+// and QLinearConv. Course module 7.
+//
+// Their operands are 8-bit integers with zero points. Each is the float op on
+// (q - zero_point), which is exact in int32, summed in int32 (wrapping on overflow, as ONNX
+// allows):
+//   MatMulInteger   Y (int32) = (A - a_zero_point) x (B - b_zero_point)
+//   ConvInteger     Y (int32) = Conv(X - x_zero_point, W - w_zero_point)
+// The QLinear ops then requantise that sum to the output's scale and zero point:
+//   QLinearMatMul   y = saturate(round(acc * a_scale * b_scale / y_scale) + y_zero_point)
+//   QLinearConv     the same, with acc = Conv(...) + B (B is int32 at scale x_scale * w_scale)
+// since a real product is (a_scale * A') x (b_scale * B') = a_scale * b_scale * acc.
+//
+// Granularity: A's zero point and scale are per tensor or per row of A (a vector of M, or
+// [..., M, 1]); B's per tensor or per column (a vector of N, or [..., 1, N]); W's per tensor
+// or per output channel (a vector of M). The output's are per tensor.
+//
+// Precision follows ONNX's reference: the multiplier a_scale * b_scale / y_scale is
+// computed in the scales' type, rounded after each operation, and acc * multiplier +
+// y_zero_point in double; halves round to even.
+//
+// Chapter: docs/module7-quantisation.md#1-affine-quantisation-and-the-onnx-ops
+#include "broadcast.h"
+#include "conv.h"
+#include "matmul.h"
+#include "quantize.h"
+
+namespace minic {
+
+namespace {
+
+void require_byte_type(const NodeContext& ctx, const TensorType& type, std::string_view what) {
+  if (type.dtype != DType::i8 && type.dtype != DType::u8) {
+    ctx.fail("{} is {}; it must be int8 or uint8", what, type_string(type));
+  }
+}
+
+// An optional input's type, or null.
+const TensorType* optional_type(const ShapeContext& ctx, size_t index) {
+  return ctx.has_input(index) ? &ctx.input_type(index) : nullptr;
+}
+
+void require_same_type(const NodeContext& ctx, const TensorType* zero_point,
+                       const TensorType& operand, std::string_view what) {
+  if (zero_point && zero_point->dtype != operand.dtype) {
+    ctx.fail("{} is {} but its operand is {}; they must have the same type", what,
+             dtype_name(zero_point->dtype), dtype_name(operand.dtype));
+  }
+}
+
+// How a quantisation parameter (zero point or scale) of an operand lines up with it.
+enum class ParameterAxis {
+  any,    // numpy broadcasting (B's per-column [N] is that already)
+  row,    // a vector is one value per row: A's [M] reads as [M, 1]
+  first,  // a vector is one value per index of axis 0: W's [M] reads as [M, 1, ...]
+};
+
+// The shape `parameter` is read as against an operand of `operand` shape; an error if it
+// does not broadcast to it.
+Shape parameter_shape(const NodeContext& ctx, const Shape& parameter, const Shape& operand,
+                      ParameterAxis axis, std::string_view what) {
+  Shape shape = parameter;
+  const auto rank = static_cast<int64_t>(operand.size());
+  if (parameter.size() == 1 && parameter[0] != 1) {
+    if (axis == ParameterAxis::row && rank >= 2) shape = {parameter[0], 1};
+    if (axis == ParameterAxis::first) {
+      shape.assign(operand.size(), 1);
+      shape[0] = parameter[0];
+    }
+  }
+  bool fits = static_cast<int64_t>(shape.size()) <= rank;
+  for (size_t i = 0; fits && i < shape.size(); ++i) {
+    int64_t dim = shape[shape.size() - 1 - i];
+    fits = dim == 1 || dim == operand[operand.size() - 1 - i];
+  }
+  if (!fits) {
+    ctx.fail("{} has shape {}, which does not fit its operand of shape {}", what,
+             shape_string(parameter), shape_string(operand));
+  }
+  return shape;
+}
+
+// The operand q widened to int32 minus its zero point (null: 0), read as `axis` says.
+Tensor subtract_zero_point(const NodeContext& ctx, const Tensor& q, const Tensor* zero_point,
+                           ParameterAxis axis, std::string_view what) {
+  Tensor wide = q.cast(DType::i32);
+  if (!zero_point) return wide;
+  Shape shape = parameter_shape(ctx, zero_point->shape(), q.shape(), axis, what);
+  Shape strides = broadcast_strides(shape, q.shape());
+  auto values = wide.values<int32_t>();
+  int64_t i = 0;
+  for_each_index(q.shape(), [&](const Shape& index) {
+    values[i++] -= static_cast<int32_t>(zero_point->as_int64(offset_of(index, strides)));
+  });
+  return wide;
+}
+
+// One scale or zero point of the requantisation, read at an output element.
+struct OutputParameter {
+  const Tensor* tensor = nullptr;
+  Shape strides;  // broadcast strides against the output
+};
+
+OutputParameter output_parameter(const NodeContext& ctx, const Tensor& tensor,
+                                 const Shape& operand, const Shape& output, ParameterAxis axis,
+                                 std::string_view what) {
+  Shape shape = parameter_shape(ctx, tensor.shape(), operand, axis, what);
+  if (shape.size() > output.size()) shape.erase(shape.begin());  // a 1-D A's row axis
+  return {&tensor, broadcast_strides(shape, output)};
+}
+
+// acc requantised into the output type: for each element,
+//   saturate(round(acc * (scale_a * scale_b / y_scale)) + y_zero_point)
+// with the multiplier in the scales' type (see the file comment).
+Tensor requantize(const Tensor& acc, const OutputParameter& scale_a,
+                  const OutputParameter& scale_b, const OutputParameter& y_scale,
+                  const OutputParameter* y_zero_point, DType output) {
+  const DType scale_type = scale_a.tensor->dtype();
+  const QuantRange range = quant_range(output);
+  auto sums = acc.values<int32_t>();
+  Tensor values(DType::f64, acc.shape());
+  auto out = values.values<double>();
+  int64_t i = 0;
+  auto at = [](const OutputParameter& p, const Shape& index) {
+    return p.tensor->as_double(offset_of(index, p.strides));
+  };
+  for_each_index(acc.shape(), [&](const Shape& index) {
+    double multiplier = round_to_precision(at(scale_a, index) * at(scale_b, index), scale_type);
+    multiplier = round_to_precision(multiplier / at(y_scale, index), scale_type);
+    double value = static_cast<double>(sums[i]) * multiplier;
+    if (y_zero_point) value += at(*y_zero_point, index);
+    out[i] = static_cast<double>(round_and_saturate(value, range));
+    ++i;
+  });
+  return values.cast(output);
+}
+
+// --- MatMulInteger ------------------------------------------------------------------------
+
+std::vector<TensorType> matmul_integer_shape(const ShapeContext& ctx) {
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(1);
+  require_byte_type(ctx, a, "A");
+  require_byte_type(ctx, b, "B");
+  require_same_type(ctx, optional_type(ctx, 2), a, "a_zero_point");
+  require_same_type(ctx, optional_type(ctx, 3), b, "b_zero_point");
+  MatMulShapes s = matmul_shapes(ctx, a.shape, b.shape);
+  if (ctx.has_input(2)) {
+    parameter_shape(ctx, ctx.input_type(2).shape, a.shape, ParameterAxis::row, "a_zero_point");
+  }
+  if (ctx.has_input(3)) {
+    parameter_shape(ctx, ctx.input_type(3).shape, b.shape, ParameterAxis::any, "b_zero_point");
+  }
+  return {{DType::i32, s.output}};
+}
+
+std::vector<Tensor> matmul_integer_kernel(const KernelContext& ctx) {
+  Tensor a = subtract_zero_point(ctx, ctx.input(0), ctx.has_input(2) ? &ctx.input(2) : nullptr,
+                                 ParameterAxis::row, "a_zero_point");
+  Tensor b = subtract_zero_point(ctx, ctx.input(1), ctx.has_input(3) ? &ctx.input(3) : nullptr,
+                                 ParameterAxis::any, "b_zero_point");
+  return single_output(matmul_reference(ctx, a, b));
+}
+
+// --- QLinearMatMul --------------------------------------------------------------------------
+
+// Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
+std::vector<TensorType> qlinear_matmul_shape(const ShapeContext& ctx) {
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(3);
+  require_byte_type(ctx, a, "a");
+  require_byte_type(ctx, b, "b");
+  require_same_type(ctx, &ctx.input_type(2), a, "a_zero_point");
+  require_same_type(ctx, &ctx.input_type(5), b, "b_zero_point");
+  const DType output = ctx.input_type(7).dtype;
+  if (output != DType::i8 && output != DType::u8) {
+    ctx.fail("y_zero_point is {}; it must be int8 or uint8", dtype_name(output));
+  }
+  const DType scale = ctx.input_type(1).dtype;
+  if (scale != DType::f32 && scale != DType::f16 && scale != DType::bf16) {
+    ctx.fail("a_scale is {}; it must be float, float16 or bfloat16", dtype_name(scale));
+  }
+  for (size_t index : {4, 6}) {
+    if (ctx.input_type(index).dtype != scale) {
+      ctx.fail("input {} is {} but a_scale is {}; the scales must have one type", index,
+               dtype_name(ctx.input_type(index).dtype), dtype_name(scale));
+    }
+  }
+  MatMulShapes s = matmul_shapes(ctx, a.shape, b.shape);
+  for (size_t index : {1, 2}) {
+    parameter_shape(ctx, ctx.input_type(index).shape, a.shape, ParameterAxis::row, "a's scale");
+  }
+  for (size_t index : {4, 5}) {
+    parameter_shape(ctx, ctx.input_type(index).shape, b.shape, ParameterAxis::any, "b's scale");
+  }
+  for (size_t index : {6, 7}) {
+    parameter_shape(ctx, ctx.input_type(index).shape, s.output, ParameterAxis::any, "y's scale");
+  }
+  return {{output, s.output}};
+}
+
+std::vector<Tensor> qlinear_matmul_kernel(const KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(3);
+  Tensor acc = matmul_reference(
+      ctx, subtract_zero_point(ctx, a, &ctx.input(2), ParameterAxis::row, "a_zero_point"),
+      subtract_zero_point(ctx, b, &ctx.input(5), ParameterAxis::any, "b_zero_point"));
+  const Shape& out = acc.shape();
+  OutputParameter y_zero_point =
+      output_parameter(ctx, ctx.input(7), out, out, ParameterAxis::any, "y_zero_point");
+  return single_output(requantize(
+      acc, output_parameter(ctx, ctx.input(1), a.shape(), out, ParameterAxis::row, "a_scale"),
+      output_parameter(ctx, ctx.input(4), b.shape(), out, ParameterAxis::any, "b_scale"),
+      output_parameter(ctx, ctx.input(6), out, out, ParameterAxis::any, "y_scale"),
+      &y_zero_point, ctx.output_type(0).dtype));
+}
+
+// --- ConvInteger and QLinearConv ----------------------------------------------------------
+
+// The output shape of the convolution of x by w, checked as Conv checks it.
+Shape integer_conv_shape(const NodeContext& ctx, const TensorType& x, const TensorType& w,
+                         const TensorType* bias) {
+  TensorType wide_x{DType::i32, x.shape};
+  TensorType wide_w{DType::i32, w.shape};
+  ConvAttributes a = ConvAttributes::read(ctx, wide_x, wide_w, bias);
+  Shape shape = {x.shape[0], w.shape[0]};
+  shape.insert(shape.end(), a.window.output.begin(), a.window.output.end());
+  return shape;
+}
+
+void require_per_tensor(const NodeContext& ctx, const TensorType& type, std::string_view what) {
+  if (num_elements(type.shape) != 1) {
+    ctx.fail("{} is {}; it must be one value (per-tensor)", what, type_string(type));
+  }
+}
+
+std::vector<TensorType> conv_integer_shape(const ShapeContext& ctx) {
+  const TensorType& x = ctx.input_type(0);
+  const TensorType& w = ctx.input_type(1);
+  require_byte_type(ctx, x, "x");
+  require_byte_type(ctx, w, "w");
+  require_same_type(ctx, optional_type(ctx, 2), x, "x_zero_point");
+  require_same_type(ctx, optional_type(ctx, 3), w, "w_zero_point");
+  if (ctx.has_input(2)) require_per_tensor(ctx, ctx.input_type(2), "x_zero_point");
+  if (ctx.has_input(3)) {
+    parameter_shape(ctx, ctx.input_type(3).shape, w.shape, ParameterAxis::first,
+                    "w_zero_point");
+  }
+  return {{DType::i32, integer_conv_shape(ctx, x, w, nullptr)}};
+}
+
+std::vector<Tensor> conv_integer_kernel(const KernelContext& ctx) {
+  Tensor x = subtract_zero_point(ctx, ctx.input(0), ctx.has_input(2) ? &ctx.input(2) : nullptr,
+                                 ParameterAxis::any, "x_zero_point");
+  Tensor w = subtract_zero_point(ctx, ctx.input(1), ctx.has_input(3) ? &ctx.input(3) : nullptr,
+                                 ParameterAxis::first, "w_zero_point");
+  return single_output(conv_integer_reference(ctx, x, w, nullptr));
+}
+
+// Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
+std::vector<TensorType> qlinear_conv_shape(const ShapeContext& ctx) {
+  const TensorType& x = ctx.input_type(0);
+  const TensorType& w = ctx.input_type(3);
+  require_byte_type(ctx, x, "x");
+  require_byte_type(ctx, w, "w");
+  require_same_type(ctx, &ctx.input_type(2), x, "x_zero_point");
+  require_same_type(ctx, &ctx.input_type(5), w, "w_zero_point");
+  const DType output = ctx.input_type(7).dtype;
+  if (output != DType::i8 && output != DType::u8) {
+    ctx.fail("y_zero_point is {}; it must be int8 or uint8", dtype_name(output));
+  }
+  for (size_t index : {1, 4, 6}) {
+    if (ctx.input_type(index).dtype != DType::f32) {
+      ctx.fail("input {} (a scale) is {}; it must be float", index,
+               dtype_name(ctx.input_type(index).dtype));
+    }
+  }
+  for (size_t index : {1, 2, 6, 7}) {
+    require_per_tensor(ctx, ctx.input_type(index), "x's and y's scales and zero points");
+  }
+  for (size_t index : {4, 5}) {
+    parameter_shape(ctx, ctx.input_type(index).shape, w.shape, ParameterAxis::first,
+                    "w's scale or zero point");
+  }
+  const TensorType* bias = optional_type(ctx, 8);
+  if (bias && bias->dtype != DType::i32) {
+    ctx.fail("B is {}; it must be int32 (quantised at x_scale * w_scale)", type_string(*bias));
+  }
+  TensorType wide_bias = bias ? TensorType{DType::i32, bias->shape} : TensorType{};
+  return {{output, integer_conv_shape(ctx, x, w, bias ? &wide_bias : nullptr)}};
+}
+
+std::vector<Tensor> qlinear_conv_kernel(const KernelContext& ctx) {
+  const Tensor& w = ctx.input(3);
+  Tensor x = subtract_zero_point(ctx, ctx.input(0), &ctx.input(2), ParameterAxis::any,
+                                 "x_zero_point");
+  Tensor acc = conv_integer_reference(
+      ctx, x, subtract_zero_point(ctx, w, &ctx.input(5), ParameterAxis::first, "w_zero_point"),
+      ctx.has_input(8) ? &ctx.input(8) : nullptr);
+  // The output's channel axis is W's axis 0: W's per-channel scale reads as [M, 1, ...].
+  const Shape& out = acc.shape();
+  Shape channel_operand = out;
+  channel_operand.erase(channel_operand.begin());
+  OutputParameter y_zero_point =
+      output_parameter(ctx, ctx.input(7), out, out, ParameterAxis::any, "y_zero_point");
+  return single_output(requantize(
+      acc, output_parameter(ctx, ctx.input(1), out, out, ParameterAxis::any, "x_scale"),
+      output_parameter(ctx, ctx.input(4), channel_operand, out, ParameterAxis::first, "w_scale"),
+      output_parameter(ctx, ctx.input(6), out, out, ParameterAxis::any, "y_scale"),
+      &y_zero_point, ctx.output_type(0).dtype));
+}
+
+}  // namespace
+
+void register_quantized_linear_ops(OpRegistry& registry) {
+  registry.add({.name = "MatMulInteger",
+                .min_opset = 10,
+                .min_inputs = 2,
+                .max_inputs = 4,
+                .shape_rule = matmul_integer_shape,
+                .kernel = matmul_integer_kernel});
+  registry.add({.name = "ConvInteger",
+                .min_opset = 10,
+                .min_inputs = 2,
+                .max_inputs = 4,
+                .shape_rule = conv_integer_shape,
+                .kernel = conv_integer_kernel});
+  // Opset 21 adds float8 operands and 16-bit float scales to QLinearMatMul; minic takes the
+  // 16-bit scales (and 8-bit integer operands only).
+  registry.add({.name = "QLinearMatMul",
+                .min_opset = 10,
+                .min_inputs = 8,
+                .max_inputs = 8,
+                .shape_rule = qlinear_matmul_shape,
+                .kernel = qlinear_matmul_kernel});
+  registry.add({.name = "QLinearConv",
+                .min_opset = 10,
+                .min_inputs = 8,
+                .max_inputs = 9,
+                .shape_rule = qlinear_conv_shape,
+                .kernel = qlinear_conv_kernel});
+}
+
+}  // namespace minic
