@@ -158,6 +158,21 @@ Tensor matmul_reference(const NodeContext& ctx, const Tensor& a, const Tensor& b
   return out;
 }
 
+MatMulOperandIndices matmul_operand_indices(const MatMulShapes& s, int64_t a_rank,
+                                            int64_t b_rank, const Indices& i,
+                                            const loop::Expr& k) {
+  const size_t batch = s.batch.size();
+  Indices batch_index(i.begin(), i.begin() + batch);
+  MatMulOperandIndices at;
+  at.a = broadcast_indices(batch_index, s.a_batch);
+  if (a_rank > 1) at.a.push_back(i[batch]);
+  at.a.push_back(k);
+  at.b = broadcast_indices(batch_index, s.b_batch);
+  at.b.push_back(k);
+  if (b_rank > 1) at.b.push_back(i.back());
+  return at;
+}
+
 namespace {
 
 std::vector<TensorType> matmul_shape(const ShapeContext& ctx) {
@@ -303,18 +318,10 @@ std::vector<ComputeTensor> matmul_compute(const ComputeContext& ctx) {
   MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
   const TensorType& type = ctx.output_type(0);
   const DType acc = accumulation_dtype(type.dtype);
-  const size_t batch = s.batch.size();
   ComputeTensor sum = ctx.reduce("matmul", {acc, type.shape}, {s.k}, Reducer::sum,
                                  [&](const Indices& i, const Indices& k) {
-    Indices batch_index(i.begin(), i.begin() + batch);
-    // A 1-D operand has no row (A) or column (B) axis in the output.
-    Indices at_a = broadcast_indices(batch_index, s.a_batch);
-    if (a.rank() > 1) at_a.push_back(i[batch]);
-    at_a.push_back(k[0]);
-    Indices at_b = broadcast_indices(batch_index, s.b_batch);
-    at_b.push_back(k[0]);
-    if (b.rank() > 1) at_b.push_back(i.back());
-    return cast(acc, a(at_a)) * cast(acc, b(at_b));
+    MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
+    return cast(acc, a(at.a)) * cast(acc, b(at.b));
   });
   return {to_output_type(ctx, sum)};
 }

@@ -4,6 +4,7 @@
 // Chapter: docs/module2-graph-ir.md#4-ops-one-file-per-family-in-srcops
 #pragma once
 
+#include "minic/ops/compute.h"
 #include "minic/ops/op.h"
 
 namespace minic {
@@ -18,6 +19,17 @@ struct MatMulShapes {
 
 // The shapes of A x B; an error naming the node where they do not multiply.
 MatMulShapes matmul_shapes(const NodeContext& ctx, const Shape& a, const Shape& b);
+
+// The elements of A and B that output element `i` of A x B multiplies at reduction index
+// `k`, for compute rules: the batch indices broadcast, then the row and column (a 1-D
+// operand has none in the output).
+struct MatMulOperandIndices {
+  Indices a;
+  Indices b;
+};
+MatMulOperandIndices matmul_operand_indices(const MatMulShapes& s, int64_t a_rank,
+                                            int64_t b_rank, const Indices& i,
+                                            const loop::Expr& k);
 
 // numpy.matmul(a, b) in a's element type (b's must be the same), products added in the
 // order k = 0, 1, ...; integers wrap (matmul.cpp's file comment).

@@ -215,6 +215,69 @@ std::vector<Tensor> qlinear_matmul_kernel(const KernelContext& ctx) {
       &y_zero_point, ctx.output_type(0).dtype));
 }
 
+// --- compute rules of the matrix products ---------------------------------------------------
+
+// The indices into a parameter (zero point or scale) of `shape` for element `at` of its
+// operand (or of the output, for the output's own parameters), read as `axis` says.
+Indices parameter_indices(const Shape& shape, const Indices& at, ParameterAxis axis) {
+  if (shape.size() == 1 && shape[0] != 1) {
+    if (axis == ParameterAxis::row && at.size() >= 2) return {at[at.size() - 2]};
+    if (axis == ParameterAxis::first) return {at[0]};
+  }
+  return broadcast_indices(at, shape);
+}
+
+// q widened to int32 minus its zero point (input `zero_index`, if present), at `at`.
+loop::Expr widened(const ComputeContext& ctx, const ComputeTensor& q, size_t zero_index,
+                   ParameterAxis axis, const Indices& at) {
+  loop::Expr value = cast(DType::i32, q(at));
+  if (!ctx.has_input(zero_index)) return value;
+  const ComputeTensor& zero = ctx.input(zero_index);
+  return value - cast(DType::i32, zero(parameter_indices(zero.shape(), at, axis)));
+}
+
+// The int32 sum of MatMulInteger and QLinearMatMul: A, B and their zero points are inputs
+// a, b, za and zb.
+ComputeTensor integer_matmul_sum(const ComputeContext& ctx, size_t a_index, size_t b_index,
+                                 size_t za_index, size_t zb_index) {
+  const ComputeTensor& a = ctx.input(a_index);
+  const ComputeTensor& b = ctx.input(b_index);
+  MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
+  return ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output}, {s.k}, Reducer::sum,
+                    [&](const Indices& i, const Indices& k) {
+    MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
+    return widened(ctx, a, za_index, ParameterAxis::row, at.a) *
+           widened(ctx, b, zb_index, ParameterAxis::any, at.b);
+  });
+}
+
+std::vector<ComputeTensor> matmul_integer_compute(const ComputeContext& ctx) {
+  return {integer_matmul_sum(ctx, 0, 1, 2, 3)};
+}
+
+std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx) {
+  if (ctx.input(0).rank() < 2 || ctx.input(3).rank() < 2) {
+    ctx.no_rule("a 1-D operand (its scale has no row or column to follow)");
+  }
+  ComputeTensor sum = integer_matmul_sum(ctx, 0, 3, 2, 5);
+  const TensorType& type = ctx.output_type(0);
+  const QuantRange range = quant_range(type.dtype);
+  // As requantize: the multiplier in the scales' type, the rest in double.
+  return {ctx.compute(stage_name(ctx), type, [&](const Indices& i) {
+    auto at = [&](size_t index, ParameterAxis axis) {
+      const ComputeTensor& p = ctx.input(index);
+      return p(parameter_indices(p.shape(), i, axis));
+    };
+    loop::Expr multiplier = loop::Div::make(
+        at(1, ParameterAxis::row) * at(4, ParameterAxis::any), at(6, ParameterAxis::any));
+    loop::Expr value = call("round", {cast(DType::f64, sum(i)) * cast(DType::f64, multiplier)});
+    value = value + cast(DType::f64, at(7, ParameterAxis::any));
+    value = loop::min(loop::max(value, constant(DType::f64, static_cast<double>(range.min))),
+                      constant(DType::f64, static_cast<double>(range.max)));
+    return cast(type.dtype, value);
+  })};
+}
+
 // --- ConvInteger and QLinearConv ----------------------------------------------------------
 
 // The output shape of the convolution of x by w, checked as Conv checks it.
@@ -317,8 +380,10 @@ void register_quantized_linear_ops(OpRegistry& registry) {
                 .min_opset = 10,
                 .min_inputs = 2,
                 .max_inputs = 4,
+                .fusion = FusionKind::out_fusable,
                 .shape_rule = matmul_integer_shape,
-                .kernel = matmul_integer_kernel});
+                .kernel = matmul_integer_kernel,
+                .compute = matmul_integer_compute});
   registry.add({.name = "ConvInteger",
                 .min_opset = 10,
                 .min_inputs = 2,
@@ -331,8 +396,10 @@ void register_quantized_linear_ops(OpRegistry& registry) {
                 .min_opset = 10,
                 .min_inputs = 8,
                 .max_inputs = 8,
+                .fusion = FusionKind::out_fusable,
                 .shape_rule = qlinear_matmul_shape,
-                .kernel = qlinear_matmul_kernel});
+                .kernel = qlinear_matmul_kernel,
+                .compute = qlinear_matmul_compute});
   registry.add({.name = "QLinearConv",
                 .min_opset = 10,
                 .min_inputs = 8,

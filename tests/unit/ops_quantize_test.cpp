@@ -262,3 +262,32 @@ TEST_CASE("the compute rules of QuantizeLinear and DequantizeLinear agree with t
   infer_shapes(graph);
   testing::require_kernels_agree(graph);
 }
+
+TEST_CASE("the compute rules of MatMulInteger and QLinearMatMul agree with their kernels",
+          "[ops][quantize][lower]") {
+  // Batched and broadcast operands, per-row and per-column zero points and scales, float16
+  // scales: each kernel lowered and run on random inputs against its reference kernel.
+  Graph graph = parse_graph(R"(
+    graph rules(%a: u8[2,5,16], %b: i8[16,7], %c: i8[5,16], %d: u8[3,16,4]) ->
+        (%y0: i32[2,5,7], %y1: i32[3,5,4], %y2: i8[2,5,7], %y3: u8[3,5,4]) opset 21 {
+      %za = const u8[5] dense<[1, 2, 3, 0, 1]>
+      %zb = const i8[7] dense<[0, -1, 1, 2, -2, 0, 3]>
+      %zc = const i8[] dense<[-1]>
+      %sa = const f32[5] dense<[0.5, 0.25, 1.0, 0.75, 0.125]>
+      %sb = const f32[7] dense<[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]>
+      %sy = const f32[] dense<[0.3]>
+      %zy = const i8[] dense<[-20]>
+      %hc = const f16[] dense<[0.02]>
+      %hd = const f16[4] dense<[0.01, 0.02, 0.03, 0.04]>
+      %zd = const u8[4] dense<[0, 1, 2, 3]>
+      %hy = const f16[] dense<[0.0625]>
+      %uy = const u8[] dense<[7]>
+      %y0 = MatMulInteger(%a, %b, %za, %zb)
+      %y1 = MatMulInteger(%c, %d, %zc)
+      %y2 = QLinearMatMul(%a, %sa, %za, %b, %sb, %zb, %sy, %zy)
+      %y3 = QLinearMatMul(%c, %hc, %zc, %d, %hd, %zd, %hy, %uy)
+      return %y0, %y1, %y2, %y3
+    })");
+  infer_shapes(graph);
+  testing::require_kernels_agree(graph);
+}
