@@ -148,7 +148,6 @@ OpRegistry build_registry() {
   register_topk_ops(registry);
   register_select_values_ops(registry);
   register_loss_ops(registry);
-
   // Quantisation
   register_quantize_ops(registry);
   register_quantized_linear_ops(registry);
