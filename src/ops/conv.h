@@ -106,4 +106,25 @@ Tensor conv_integer_reference(const NodeContext& ctx, const Tensor& x, const Ten
 // Conv's compute rule (conv_compute.cpp).
 std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx);
 
+// What the forms of Conv's compute rule read (conv_compute.cpp): X and W as compute
+// tensors (an integer convolution's with their zero points subtracted), the optional
+// bias, the type sums accumulate in, and how a sum plus bias becomes an output element
+// (`finish`; unset, a conversion to the output type).
+struct ConvOperands {
+  ComputeTensor x;
+  ComputeTensor w;
+  std::optional<ComputeTensor> bias;
+  DType acc = DType::f32;
+  TensorType output;
+  std::function<loop::Expr(const loop::Expr& value, const Indices& i)> finish = {};
+
+  // Output element `i` from its sum: the bias added, then finished.
+  loop::Expr finish_sum(const loop::Expr& sum, const Indices& i) const;
+};
+
+// Conv's compute rule on given operands, with the node's attributes `a`: the rule of
+// Conv, ConvInteger and QLinearConv.
+std::vector<ComputeTensor> conv_compute_of(const ComputeContext& ctx, const ConvAttributes& a,
+                                           const ConvOperands& operands);
+
 }  // namespace minic

@@ -77,11 +77,11 @@ bool is_pointwise(const ConvAttributes& a) {
 // at (p / W, p % W), which flatten-buffers and simplify turn back into the offset p.
 std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
                                                   const ConvAttributes& a,
-                                                  const ComputeTensor& x) {
-  const ComputeTensor& w = ctx.input(1);
-  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  const TensorType& type = ctx.output_type(0);
-  const DType acc = accumulation_dtype(type.dtype);
+                                                  const ComputeTensor& x,
+                                                  const ConvOperands& operands) {
+  const ComputeTensor& w = operands.w;
+  const TensorType& type = operands.output;
+  const DType acc = operands.acc;
   const Shape& spatial = a.window.output;
   const int64_t positions = num_elements(spatial);
   // The spatial indices of flat position p, outermost first.
@@ -108,9 +108,7 @@ std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
     for (size_t axis = 1; axis < spatial.size(); ++axis) {
       position = position * spatial[axis] + i[2 + axis];
     }
-    loop::Expr value = sum({i[0], i[1], position});
-    if (bias) value = value + cast(acc, (*bias)({i[1]}));
-    return cast(type.dtype, value);
+    return operands.finish_sum(sum({i[0], i[1], position}), i);
   })};
 }
 
@@ -165,12 +163,12 @@ bool has_unit_dilations(const ConvAttributes& a) {
 //                  pad[n, c, (kh % sh) * sw + kw % sw, p + (kh / sh) * width + kw / sw] * W[..]
 std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
                                                     const ConvAttributes& a,
-                                                    const ComputeTensor& x) {
-  const ComputeTensor& w = ctx.input(1);
-  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+                                                    const ComputeTensor& x,
+                                                    const ConvOperands& operands) {
+  const ComputeTensor& w = operands.w;
   const WindowGeometry& g = a.window;
-  const TensorType& type = ctx.output_type(0);
-  const DType acc = accumulation_dtype(type.dtype);
+  const TensorType& type = operands.output;
+  const DType acc = operands.acc;
   const int64_t sh = g.strides[0];
   const int64_t sw = g.strides[1];
   const int64_t out_rows = g.output[0];
@@ -205,9 +203,7 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
                cast(acc, w({i[1], r[0], r[1], r[2]}));
       });
   return {ctx.compute("conv_bias", type, [&](const Indices& i) {
-    loop::Expr value = sum({i[0], i[1], i[2] * width + i[3]});
-    if (bias) value = value + cast(acc, (*bias)({i[1]}));
-    return cast(type.dtype, value);
+    return operands.finish_sum(sum({i[0], i[1], i[2] * width + i[3]}), i);
   })};
 }
 
@@ -251,12 +247,12 @@ ComputeTensor zero_bordered_input(const ComputeContext& ctx, const WindowGeometr
 // in the group, kernel taps) per output element, on the zero-bordered input.
 std::vector<ComputeTensor> general_conv_compute(const ComputeContext& ctx,
                                                 const ConvAttributes& a,
-                                                const ComputeTensor& x) {
-  const ComputeTensor& w = ctx.input(1);
-  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+                                                const ComputeTensor& x,
+                                                const ConvOperands& operands) {
+  const ComputeTensor& w = operands.w;
   const WindowGeometry& g = a.window;
-  const TensorType& type = ctx.output_type(0);
-  const DType acc = accumulation_dtype(type.dtype);
+  const TensorType& type = operands.output;
+  const DType acc = operands.acc;
   Shape reduce_extents = {w.dim(1)};  // the input channels of a group
   reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
   WindowGeometry read = g;
@@ -277,24 +273,24 @@ std::vector<ComputeTensor> general_conv_compute(const ComputeContext& ctx,
     loop::Expr inside = window_inside(read, o, k);
     return inside ? select(inside, product, constant(acc, 0)) : product;
   });
-  if (!bias && acc == type.dtype) return {sum};
-  return {ctx.compute("conv_bias", type, [&](const Indices& i) {
-    loop::Expr value = sum(i);
-    if (bias) value = value + cast(acc, (*bias)({i[1]}));
-    return cast(type.dtype, value);
-  })};
+  if (!operands.bias && !operands.finish && acc == type.dtype) return {sum};
+  return {ctx.compute("conv_bias", type,
+                      [&](const Indices& i) { return operands.finish_sum(sum(i), i); })};
 }
 
 }  // namespace
 
-std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
-  const ComputeTensor& x = ctx.input(0);
-  const ComputeTensor& w = ctx.input(1);
-  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+loop::Expr ConvOperands::finish_sum(const loop::Expr& sum, const Indices& i) const {
+  loop::Expr value = bias ? sum + cast(acc, (*bias)({i[1]})) : sum;
+  return finish ? finish(value, i) : cast(output.dtype, value);
+}
+
+std::vector<ComputeTensor> conv_compute_of(const ComputeContext& ctx, const ConvAttributes& a,
+                                           const ConvOperands& operands) {
+  const ComputeTensor& x = operands.x;
   const Shape& out = a.window.output;
   const bool whole_vectors = num_elements(out) % position_multiple(ctx) == 0;
-  if (is_pointwise(a) && whole_vectors) return pointwise_conv_compute(ctx, a, x);
+  if (is_pointwise(a) && whole_vectors) return pointwise_conv_compute(ctx, a, x, operands);
   if (is_strided_pointwise(a)) {
     // Every stride-th input element, kept: then a pointwise convolution of that.
     ComputeTensor picked = ctx.keep(ctx.compute(
@@ -304,11 +300,25 @@ std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
     ConvAttributes unit = a;
     unit.window.input = out;
     unit.window.strides.assign(2, 1);
-    if (whole_vectors) return pointwise_conv_compute(ctx, unit, picked);
-    return padded_rows_conv_compute(ctx, unit, picked);
+    if (whole_vectors) return pointwise_conv_compute(ctx, unit, picked, operands);
+    return padded_rows_conv_compute(ctx, unit, picked, operands);
   }
-  if (has_unit_dilations(a)) return padded_rows_conv_compute(ctx, a, x);
-  return general_conv_compute(ctx, a, x);
+  if (has_unit_dilations(a)) return padded_rows_conv_compute(ctx, a, x, operands);
+  return general_conv_compute(ctx, a, x, operands);
+}
+
+std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  const ComputeTensor& w = ctx.input(1);
+  const ComputeTensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  ConvAttributes a = ConvAttributes::read(ctx, x.type(), w.type(), bias ? &bias->type() : nullptr);
+  const TensorType& type = ctx.output_type(0);
+  ConvOperands operands{.x = x,
+                        .w = w,
+                        .bias = bias ? std::optional(*bias) : std::nullopt,
+                        .acc = accumulation_dtype(type.dtype),
+                        .output = type};
+  return conv_compute_of(ctx, a, operands);
 }
 
 }  // namespace minic

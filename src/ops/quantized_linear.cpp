@@ -25,6 +25,9 @@
 #include "matmul.h"
 #include "quantize.h"
 
+#include <functional>
+#include <optional>
+
 namespace minic {
 
 namespace {
@@ -227,11 +230,23 @@ Indices parameter_indices(const Shape& shape, const Indices& at, ParameterAxis a
   return broadcast_indices(at, shape);
 }
 
-// q widened to int32 minus its zero point (input `zero_index`, if present), at `at`.
+// True if input `index` is absent or a constant of zeros.
+bool is_zero(const ComputeContext& ctx, size_t index) {
+  if (!ctx.has_input(index)) return true;
+  const Tensor* value = ctx.known_input(index);
+  if (!value) return false;
+  for (int64_t i = 0; i < value->num_elements(); ++i) {
+    if (value->as_int64(i) != 0) return false;
+  }
+  return true;
+}
+
+// q widened to int32 minus its zero point (input `zero_index`, left out where it is
+// absent or 0), at `at`.
 loop::Expr widened(const ComputeContext& ctx, const ComputeTensor& q, size_t zero_index,
                    ParameterAxis axis, const Indices& at) {
   loop::Expr value = cast(DType::i32, q(at));
-  if (!ctx.has_input(zero_index)) return value;
+  if (is_zero(ctx, zero_index)) return value;
   const ComputeTensor& zero = ctx.input(zero_index);
   return value - cast(DType::i32, zero(parameter_indices(zero.shape(), at, axis)));
 }
@@ -276,6 +291,62 @@ std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx) {
                       constant(DType::f64, static_cast<double>(range.max)));
     return cast(type.dtype, value);
   })};
+}
+
+// --- compute rules of the convolutions ---------------------------------------------------------
+
+// Conv's compute rule (conv_compute.cpp) on X and W widened to int32 minus their zero
+// points, summing in int32; input `bias` (if present) is the int32 bias.
+std::vector<ComputeTensor> integer_conv_compute(
+    const ComputeContext& ctx, size_t x_index, size_t w_index, size_t zx_index, size_t zw_index,
+    std::optional<size_t> bias_index,
+    std::function<loop::Expr(const loop::Expr&, const Indices&)> finish) {
+  const ComputeTensor& x = ctx.input(x_index);
+  const ComputeTensor& w = ctx.input(w_index);
+  ComputeTensor wide_x = ctx.compute("x_shifted", {DType::i32, x.shape()}, [&](const Indices& i) {
+    return widened(ctx, x, zx_index, ParameterAxis::any, i);
+  });
+  ComputeTensor wide_w = ctx.compute("w_shifted", {DType::i32, w.shape()}, [&](const Indices& i) {
+    return widened(ctx, w, zw_index, ParameterAxis::first, i);
+  });
+  std::optional<ComputeTensor> bias;
+  if (bias_index && ctx.has_input(*bias_index)) bias = ctx.input(*bias_index);
+  ConvAttributes a = ConvAttributes::read(ctx, wide_x.type(), wide_w.type(),
+                                          bias ? &bias->type() : nullptr);
+  ConvOperands operands{.x = wide_x,
+                        .w = wide_w,
+                        .bias = bias,
+                        .acc = DType::i32,
+                        .output = ctx.output_type(0),
+                        .finish = std::move(finish)};
+  return conv_compute_of(ctx, a, operands);
+}
+
+std::vector<ComputeTensor> conv_integer_compute(const ComputeContext& ctx) {
+  return integer_conv_compute(ctx, 0, 1, 2, 3, std::nullopt, {});
+}
+
+// As requantize: the multiplier x_scale * w_scale[m] / y_scale in float, the rest in
+// double.
+std::vector<ComputeTensor> qlinear_conv_compute(const ComputeContext& ctx) {
+  const TensorType& type = ctx.output_type(0);
+  const QuantRange range = quant_range(type.dtype);
+  auto requantized = [&](const loop::Expr& sum, const Indices& i) {
+    auto one = [&](size_t input) {
+      const ComputeTensor& p = ctx.input(input);
+      return p(Indices(p.shape().size(), index(0)));
+    };
+    const ComputeTensor& w_scale = ctx.input(4);
+    loop::Expr per_channel =
+        w_scale(parameter_indices(w_scale.shape(), {i[1]}, ParameterAxis::first));
+    loop::Expr multiplier = loop::Div::make(one(1) * per_channel, one(6));
+    loop::Expr value = call("round", {cast(DType::f64, sum) * cast(DType::f64, multiplier)});
+    value = value + cast(DType::f64, one(7));
+    value = loop::min(loop::max(value, constant(DType::f64, static_cast<double>(range.min))),
+                      constant(DType::f64, static_cast<double>(range.max)));
+    return cast(type.dtype, value);
+  };
+  return integer_conv_compute(ctx, 0, 3, 2, 5, 8, requantized);
 }
 
 // --- ConvInteger and QLinearConv ----------------------------------------------------------
@@ -388,8 +459,10 @@ void register_quantized_linear_ops(OpRegistry& registry) {
                 .min_opset = 10,
                 .min_inputs = 2,
                 .max_inputs = 4,
+                .fusion = FusionKind::out_fusable,
                 .shape_rule = conv_integer_shape,
-                .kernel = conv_integer_kernel});
+                .kernel = conv_integer_kernel,
+                .compute = conv_integer_compute});
   // Opset 21 adds float8 operands and 16-bit float scales to QLinearMatMul; minic takes the
   // 16-bit scales (and 8-bit integer operands only).
   registry.add({.name = "QLinearMatMul",
@@ -404,8 +477,10 @@ void register_quantized_linear_ops(OpRegistry& registry) {
                 .min_opset = 10,
                 .min_inputs = 8,
                 .max_inputs = 9,
+                .fusion = FusionKind::out_fusable,
                 .shape_rule = qlinear_conv_shape,
-                .kernel = qlinear_conv_kernel});
+                .kernel = qlinear_conv_kernel,
+                .compute = qlinear_conv_compute});
 }
 
 }  // namespace minic

@@ -291,3 +291,39 @@ TEST_CASE("the compute rules of MatMulInteger and QLinearMatMul agree with their
   infer_shapes(graph);
   testing::require_kernels_agree(graph);
 }
+
+TEST_CASE("the compute rules of ConvInteger and QLinearConv agree with their kernels",
+          "[ops][quantize][lower]") {
+  // Each form of Conv's rule (pointwise, padded rows with and without strides, grouped,
+  // the general dilated form) on operands minus their zero points, summed in int32; the
+  // QLinearConvs requantise with per-tensor and per-channel weight scales.
+  Graph graph = parse_graph(R"(
+    graph rules(%x: u8[1,4,8,8], %s: i8[1,4,7,7], %w3: u8[6,4,3,3], %ws: i8[6,4,3,3]) ->
+        (%y0: i32[1,6,8,8], %y1: i32[1,6,8,8], %y2: i32[1,4,4,4], %y3: i32[1,6,4,4],
+         %y4: u8[1,6,4,4], %y5: i8[1,6,7,7]) opset 21 {
+      %w1 = const i8[6,4,1,1] dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12,
+                                     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]>
+      %wd = const u8[4,1,3,3] dense<[1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 8, 7, 6, 5, 4, 3, 2, 1,
+                                     0, 1, 0, 1, 0, 1, 0, 1, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3]>
+      %zx = const u8[] dense<[3]>
+      %zw = const u8[6] dense<[0, 1, 2, 3, 4, 5]>
+      %sx = const f32[] dense<[0.05]>
+      %sw = const f32[6] dense<[0.01, 0.02, 0.03, 0.04, 0.05, 0.06]>
+      %zw0 = const i8[] dense<[0]>
+      %sw0 = const f32[] dense<[0.02]>
+      %sy = const f32[] dense<[0.1]>
+      %zy = const u8[] dense<[100]>
+      %zs = const i8[] dense<[-1]>
+      %zyi = const i8[] dense<[5]>
+      %b = const i32[6] dense<[100, -100, 0, 7, -7, 1000]>
+      %y0 = ConvInteger(%x, %w1, %zx)
+      %y1 = ConvInteger(%x, %w3, %zx, %zw) {pads=[1, 1, 1, 1]}
+      %y2 = ConvInteger(%x, %wd, %zx) {group=4, strides=[2, 2], pads=[1, 1, 1, 1]}
+      %y3 = ConvInteger(%x, %w3, %zx, %zw) {dilations=[2, 2]}
+      %y4 = QLinearConv(%x, %sx, %zx, %w3, %sw, %zw, %sy, %zy, %b) {dilations=[2, 2]}
+      %y5 = QLinearConv(%s, %sx, %zs, %ws, %sw0, %zw0, %sy, %zyi, %b) {pads=[1, 1, 1, 1]}
+      return %y0, %y1, %y2, %y3, %y4, %y5
+    })");
+  infer_shapes(graph);
+  testing::require_kernels_agree(graph);
+}
