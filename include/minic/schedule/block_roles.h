@@ -75,8 +75,9 @@ bool is_multiply_accumulate(const loop::Block& block);
 
 // The two multiplicands of a multiply-accumulate block, told apart: `columns` is the one
 // whose last index uses the innermost spatial variable (B of C[i, j] += A[i, k] * B[k, j];
-// the input of a convolution), `rows` the other (A; a convolution's weights). Both null if
-// they cannot be told apart.
+// the input of a convolution), `rows` the other (A; a convolution's weights). Each is the
+// load a multiplicand reads, or the load under an integer operand's widening and zero point
+// (cast<i32>(A[i, k]) - cast<i32>(za[i])). Both null if they cannot be told apart.
 struct Operands {
   const loop::Load* rows = nullptr;
   const loop::Load* columns = nullptr;

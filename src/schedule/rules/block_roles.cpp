@@ -67,6 +67,19 @@ bool is_multiply_accumulate(const Block& block) {
   return acc && acc->buffer == store->buffer && add->b.as<loop::Mul>() != nullptr;
 }
 
+namespace {
+
+// The load a multiplicand reads: the load itself, or under the widening and shift of an
+// integer GEMM's operand, cast<i32>(A[i, k]) - cast<i32>(zero_point[i]).
+const loop::Load* multiplicand_load(const loop::Expr& operand) {
+  if (const auto* load = operand.as<loop::Load>()) return load;
+  if (const auto* widened = operand.as<loop::Cast>()) return multiplicand_load(widened->value);
+  if (const auto* shifted = operand.as<loop::Sub>()) return multiplicand_load(shifted->a);
+  return nullptr;
+}
+
+}  // namespace
+
 Operands multiplicands(const Block& block) {
   const auto* store = block.body.as<loop::Store>();
   const auto* mul = store->value.as<loop::Add>()->b.as<loop::Mul>();
@@ -76,7 +89,7 @@ Operands multiplicands(const Block& block) {
   }
   Operands operands;
   for (const loop::Expr& operand : {mul->a, mul->b}) {
-    const auto* load = operand.as<loop::Load>();
+    const loop::Load* load = multiplicand_load(operand);
     if (!load) return {};
     bool by_column = !load->indices.empty() && loop::uses_var(load->indices.back(), j);
     (by_column ? operands.columns : operands.rows) = load;
