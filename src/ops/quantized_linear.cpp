@@ -24,6 +24,7 @@
 #include "conv.h"
 #include "matmul.h"
 #include "quantize.h"
+#include "quantized_linear.h"
 
 #include <functional>
 #include <optional>
@@ -51,12 +52,6 @@ void require_same_type(const NodeContext& ctx, const TensorType* zero_point,
   }
 }
 
-// How a quantisation parameter (zero point or scale) of an operand lines up with it.
-enum class ParameterAxis {
-  any,    // numpy broadcasting (B's per-column [N] is that already)
-  row,    // a vector is one value per row: A's [M] reads as [M, 1]
-  first,  // a vector is one value per index of axis 0: W's [M] reads as [M, 1, ...]
-};
 
 // The shape `parameter` is read as against an operand of `operand` shape; an error if it
 // does not broadcast to it.
@@ -216,137 +211,6 @@ std::vector<Tensor> qlinear_matmul_kernel(const KernelContext& ctx) {
       output_parameter(ctx, ctx.input(4), b.shape(), out, ParameterAxis::any, "b_scale"),
       output_parameter(ctx, ctx.input(6), out, out, ParameterAxis::any, "y_scale"),
       &y_zero_point, ctx.output_type(0).dtype));
-}
-
-// --- compute rules of the matrix products ---------------------------------------------------
-
-// The indices into a parameter (zero point or scale) of `shape` for element `at` of its
-// operand (or of the output, for the output's own parameters), read as `axis` says.
-Indices parameter_indices(const Shape& shape, const Indices& at, ParameterAxis axis) {
-  if (shape.size() == 1 && shape[0] != 1) {
-    if (axis == ParameterAxis::row && at.size() >= 2) return {at[at.size() - 2]};
-    if (axis == ParameterAxis::first) return {at[0]};
-  }
-  return broadcast_indices(at, shape);
-}
-
-// True if input `index` is absent or a constant of zeros.
-bool is_zero(const ComputeContext& ctx, size_t index) {
-  if (!ctx.has_input(index)) return true;
-  const Tensor* value = ctx.known_input(index);
-  if (!value) return false;
-  for (int64_t i = 0; i < value->num_elements(); ++i) {
-    if (value->as_int64(i) != 0) return false;
-  }
-  return true;
-}
-
-// q widened to int32 minus its zero point (input `zero_index`, left out where it is
-// absent or 0), at `at`.
-loop::Expr widened(const ComputeContext& ctx, const ComputeTensor& q, size_t zero_index,
-                   ParameterAxis axis, const Indices& at) {
-  loop::Expr value = cast(DType::i32, q(at));
-  if (is_zero(ctx, zero_index)) return value;
-  const ComputeTensor& zero = ctx.input(zero_index);
-  return value - cast(DType::i32, zero(parameter_indices(zero.shape(), at, axis)));
-}
-
-// The int32 sum of MatMulInteger and QLinearMatMul: A, B and their zero points are inputs
-// a, b, za and zb.
-ComputeTensor integer_matmul_sum(const ComputeContext& ctx, size_t a_index, size_t b_index,
-                                 size_t za_index, size_t zb_index) {
-  const ComputeTensor& a = ctx.input(a_index);
-  const ComputeTensor& b = ctx.input(b_index);
-  MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
-  return ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output}, {s.k}, Reducer::sum,
-                    [&](const Indices& i, const Indices& k) {
-    MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
-    return widened(ctx, a, za_index, ParameterAxis::row, at.a) *
-           widened(ctx, b, zb_index, ParameterAxis::any, at.b);
-  });
-}
-
-std::vector<ComputeTensor> matmul_integer_compute(const ComputeContext& ctx) {
-  return {integer_matmul_sum(ctx, 0, 1, 2, 3)};
-}
-
-std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx) {
-  if (ctx.input(0).rank() < 2 || ctx.input(3).rank() < 2) {
-    ctx.no_rule("a 1-D operand (its scale has no row or column to follow)");
-  }
-  ComputeTensor sum = integer_matmul_sum(ctx, 0, 3, 2, 5);
-  const TensorType& type = ctx.output_type(0);
-  const QuantRange range = quant_range(type.dtype);
-  // As requantize: the multiplier in the scales' type, the rest in double.
-  return {ctx.compute(stage_name(ctx), type, [&](const Indices& i) {
-    auto at = [&](size_t index, ParameterAxis axis) {
-      const ComputeTensor& p = ctx.input(index);
-      return p(parameter_indices(p.shape(), i, axis));
-    };
-    loop::Expr multiplier = loop::Div::make(
-        at(1, ParameterAxis::row) * at(4, ParameterAxis::any), at(6, ParameterAxis::any));
-    loop::Expr value = call("round", {cast(DType::f64, sum(i)) * cast(DType::f64, multiplier)});
-    value = value + cast(DType::f64, at(7, ParameterAxis::any));
-    value = loop::min(loop::max(value, constant(DType::f64, static_cast<double>(range.min))),
-                      constant(DType::f64, static_cast<double>(range.max)));
-    return cast(type.dtype, value);
-  })};
-}
-
-// --- compute rules of the convolutions ---------------------------------------------------------
-
-// Conv's compute rule (conv_compute.cpp) on X and W widened to int32 minus their zero
-// points, summing in int32; input `bias` (if present) is the int32 bias.
-std::vector<ComputeTensor> integer_conv_compute(
-    const ComputeContext& ctx, size_t x_index, size_t w_index, size_t zx_index, size_t zw_index,
-    std::optional<size_t> bias_index,
-    std::function<loop::Expr(const loop::Expr&, const Indices&)> finish) {
-  const ComputeTensor& x = ctx.input(x_index);
-  const ComputeTensor& w = ctx.input(w_index);
-  ComputeTensor wide_x = ctx.compute("x_shifted", {DType::i32, x.shape()}, [&](const Indices& i) {
-    return widened(ctx, x, zx_index, ParameterAxis::any, i);
-  });
-  ComputeTensor wide_w = ctx.compute("w_shifted", {DType::i32, w.shape()}, [&](const Indices& i) {
-    return widened(ctx, w, zw_index, ParameterAxis::first, i);
-  });
-  std::optional<ComputeTensor> bias;
-  if (bias_index && ctx.has_input(*bias_index)) bias = ctx.input(*bias_index);
-  ConvAttributes a = ConvAttributes::read(ctx, wide_x.type(), wide_w.type(),
-                                          bias ? &bias->type() : nullptr);
-  ConvOperands operands{.x = wide_x,
-                        .w = wide_w,
-                        .bias = bias,
-                        .acc = DType::i32,
-                        .output = ctx.output_type(0),
-                        .finish = std::move(finish)};
-  return conv_compute_of(ctx, a, operands);
-}
-
-std::vector<ComputeTensor> conv_integer_compute(const ComputeContext& ctx) {
-  return integer_conv_compute(ctx, 0, 1, 2, 3, std::nullopt, {});
-}
-
-// As requantize: the multiplier x_scale * w_scale[m] / y_scale in float, the rest in
-// double.
-std::vector<ComputeTensor> qlinear_conv_compute(const ComputeContext& ctx) {
-  const TensorType& type = ctx.output_type(0);
-  const QuantRange range = quant_range(type.dtype);
-  auto requantized = [&](const loop::Expr& sum, const Indices& i) {
-    auto one = [&](size_t input) {
-      const ComputeTensor& p = ctx.input(input);
-      return p(Indices(p.shape().size(), index(0)));
-    };
-    const ComputeTensor& w_scale = ctx.input(4);
-    loop::Expr per_channel =
-        w_scale(parameter_indices(w_scale.shape(), {i[1]}, ParameterAxis::first));
-    loop::Expr multiplier = loop::Div::make(one(1) * per_channel, one(6));
-    loop::Expr value = call("round", {cast(DType::f64, sum) * cast(DType::f64, multiplier)});
-    value = value + cast(DType::f64, one(7));
-    value = loop::min(loop::max(value, constant(DType::f64, static_cast<double>(range.min))),
-                      constant(DType::f64, static_cast<double>(range.max)));
-    return cast(type.dtype, value);
-  };
-  return integer_conv_compute(ctx, 0, 3, 2, 5, 8, requantized);
 }
 
 // --- ConvInteger and QLinearConv ----------------------------------------------------------

@@ -289,6 +289,40 @@ TEST_CASE("compiled shifts match the interpreter, 0 for a shift by the width or 
   }
 }
 
+TEST_CASE("compiled dot4_u8i8 matches the interpreter, with VNNI and without", "[llvm]") {
+  // Words over the whole int32 range (every byte value, signed and unsigned), alone and
+  // added to an accumulator (the form code generation turns into vpdpbusd); vectors of 4, 8,
+  // 16 and 32 lanes (32: two instructions), for a CPU with AVX-512 VNNI and one without.
+  std::mt19937 rng(31);
+  Tensor a(DType::i32, {kElements});
+  Tensor b(DType::i32, {kElements});
+  std::uniform_int_distribution<int32_t> word(std::numeric_limits<int32_t>::min(),
+                                              std::numeric_limits<int32_t>::max());
+  for (int32_t& x : a.values<int32_t>()) x = word(rng);
+  for (int32_t& x : b.values<int32_t>()) x = word(rng);
+  std::vector<Tensor> args = {a, b, Tensor(DType::i32, {kElements})};
+  const std::vector<std::pair<const char*, ValueFn>> forms = {
+      {"dot4", [](Expr x, Expr y) { return Call::make(x.type(), "dot4_u8i8", {x, y}); }},
+      {"acc + dot4",
+       [](Expr x, Expr y) { return x + Call::make(x.type(), "dot4_u8i8", {x, y}); }},
+  };
+  for (const char* cpu : {"cascadelake", "skylake-avx512"}) {
+    INFO(cpu);
+    codegen::LlvmOptions options;
+    options.target = codegen::cpu_target(cpu);
+    for (const auto& [name, form] : forms) {
+      INFO(name);
+      PrimFunc serial = elementwise(DType::i32, DType::i32, form);
+      check_compiled(serial, serial, args, {0, 0}, options);
+      for (int lanes : {4, 8, 16, 32}) {
+        INFO(lanes << " lanes");
+        check_compiled(serial, vectorize_loops(elementwise(DType::i32, DType::i32, form, lanes)),
+                       args, {0, 0}, options);
+      }
+    }
+  }
+}
+
 TEST_CASE("compiled casts convert as Tensor::cast: truncating, saturating, NaN to 0",
           "[llvm]") {
   std::mt19937 rng(16);

@@ -327,3 +327,45 @@ TEST_CASE("the compute rules of ConvInteger and QLinearConv agree with their ker
   infer_shapes(graph);
   testing::require_kernels_agree(graph);
 }
+
+TEST_CASE("int8 matrix products in VNNI's form agree with their kernels",
+          "[ops][quantize][lower]") {
+  // B int8 with a zero point of 0 (or none): the compute rules pack both operands into
+  // words of four bytes and sum dot4_u8i8 over them, correcting for A's zero point by B's
+  // column sums. Constant weights over the whole int8 range (negative bytes included), K
+  // a multiple of 4 and not (the last word padded with zero bytes), uint8 and int8 A
+  // (shifted by 128), per-tensor and per-row zero points.
+  std::mt19937 random(29);
+  auto bytes = [&](int64_t count, int low, int high) {
+    std::uniform_int_distribution<int> pick(low, high);
+    std::string text;
+    for (int64_t i = 0; i < count; ++i) text += fmt::format("{}{}", i ? ", " : "", pick(random));
+    return text;
+  };
+  Graph graph = parse_graph(fmt::format(R"(
+    graph words(%a: u8[5,16], %c: i8[2,3,13]) ->
+        (%y0: i32[5,7], %y1: i32[5,7], %y2: i32[2,3,6], %y3: u8[5,7]) opset 21 {{
+      %b = const i8[16,7] dense<[{b}]>
+      %d = const i8[13,6] dense<[{d}]>
+      %za = const u8[] dense<[131]>
+      %zr = const u8[5] dense<[0, 255, 17, 128, 3]>
+      %zc = const i8[] dense<[-7]>
+      %z0 = const i8[] dense<[0]>
+      %sa = const f32[] dense<[0.02]>
+      %sb = const f32[7] dense<[0.01, 0.02, 0.03, 0.01, 0.02, 0.03, 0.01]>
+      %sy = const f32[] dense<[0.5]>
+      %zy = const u8[] dense<[128]>
+      %y0 = MatMulInteger(%a, %b, %za)
+      %y1 = MatMulInteger(%a, %b, %zr, %z0)
+      %y2 = MatMulInteger(%c, %d, %zc)
+      %y3 = QLinearMatMul(%a, %sa, %za, %b, %sb, %z0, %sy, %zy)
+      return %y0, %y1, %y2, %y3
+    }})", fmt::arg("b", bytes(16 * 7, -128, 127)), fmt::arg("d", bytes(13 * 6, -128, 127))));
+  infer_shapes(graph);
+  for (const Node* node : graph.nodes()) {
+    // The rules took the word form: the lowered kernel sums dot4_u8i8.
+    std::string text = loop::print_func(lower_node(*node, graph.opset, testing::avx512()));
+    CHECK(text.find("dot4_u8i8") != std::string::npos);
+  }
+  testing::require_kernels_agree(graph);
+}

@@ -70,7 +70,8 @@ struct LoopRoles {
 
 LoopRoles loop_roles(Schedule& sch, const BlockRef& block_ref, const std::vector<LoopRef>& loops);
 
-// True if the block's body is `C[...] = C[...] + X * Y`: the shape of GEMM and convolution.
+// True if the block's body is `C[...] = C[...] + X * Y`: the shape of GEMM and convolution
+// (or `C + dot4_u8i8(X, Y)`, an int8 GEMM on words of four bytes).
 bool is_multiply_accumulate(const loop::Block& block);
 
 // The two multiplicands of a multiply-accumulate block, told apart: `columns` is the one

@@ -28,6 +28,7 @@
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
 
+#include <cmath>
 #include <optional>
 
 namespace minic::codegen::llvm_backend {
@@ -113,6 +114,13 @@ llvm::Value* CodeGen::emit(const Expr& expr) {
 }
 
 llvm::Value* CodeGen::emit_binary(const Expr& expr, const Expr& a_expr, const Expr& b_expr) {
+  // acc + dot4_u8i8(x, y): one instruction where the target has one (codegen_math.cpp).
+  if (expr.kind() == ExprKind::Add) {
+    for (auto [acc, term] : {std::pair{a_expr, b_expr}, std::pair{b_expr, a_expr}}) {
+      const Call* call = term.as<Call>();
+      if (call && call->name == "dot4_u8i8") return emit_dot4(emit(acc), call);
+    }
+  }
   llvm::Value* a = emit(a_expr);
   llvm::Value* b = emit(b_expr);
   DType dtype = a_expr.type().dtype;
@@ -256,6 +264,25 @@ llvm::Value* CodeGen::emit_cast(const Cast* node) {
   if (is_float(from)) {
     if (dtype_size(from) == 2) {
       value = B.CreateFPExt(value, value_type({DType::f32, node->type.lanes}));
+    }
+    if (dtype_size(to) < 4) {
+      // To 8 or 16 bits: NaN made 0 and the value clamped to the type's range in floating
+      // point, then an exact conversion through int32. The same values as fptoui.sat and
+      // fptosi.sat, which LLVM expands lane by lane with branches (on x86, even to int32);
+      // this stays vector code (a quantisation's final cast).
+      const bool is_signed = is_signed_int(to);
+      const int bits = 8 * dtype_size(to);
+      double low = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0;
+      double high = is_signed ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
+      llvm::Type* float_type = value->getType();
+      llvm::Value* is_nan = B.CreateFCmpUNO(value, value);
+      value = B.CreateSelect(is_nan, llvm::ConstantFP::get(float_type, 0.0), value);
+      value = B.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, value,
+                                      llvm::ConstantFP::get(float_type, low));
+      value = B.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, value,
+                                      llvm::ConstantFP::get(float_type, high));
+      llvm::Value* wide = B.CreateFPToSI(value, value_type({DType::i32, node->type.lanes}));
+      return B.CreateTrunc(wide, type);
     }
     auto intrinsic = is_signed_int(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     return B.CreateIntrinsic(intrinsic, {type, value->getType()}, {value});

@@ -23,6 +23,11 @@
 //   shift_left shift_right       shl / lshr on the unsigned integer itself, selecting 0
 //                                where the amount is the bit width or more (LLVM's
 //                                shifts give poison there; select keeps it unused)
+//   acc + dot4_u8i8(a, b)        AVX-512 VNNI's vpdpbusd (llvm.x86.avx512.vpdpbusd.512) on
+//                                16 lanes where the target has avx512vnni, the 256- and
+//                                128-bit forms on 8 and 4 lanes with avxvnni or
+//                                avx512vnni + avx512vl; elsewhere the four byte products
+//                                by shifts, masks and multiplies (emit_dot4)
 //
 // exp(x) in three steps (the textbook method):
 //   1. x = n ln2 + r with n = round(x / ln2), so |r| <= ln2 / 2; ln2 is split in two parts
@@ -55,6 +60,8 @@
 #include "codegen.h"
 
 #include "minic/support/error.h"
+
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include <cmath>
 #include <optional>
@@ -110,11 +117,76 @@ std::optional<int> constant_quarters(llvm::Value* exponent) {
 
 }  // namespace
 
+bool CodeGen::has_feature(std::string_view feature) const {
+  std::string wanted = fmt::format(",+{},", feature);
+  return ("," + features_ + ",").find(wanted) != std::string::npos;
+}
+
+llvm::Value* CodeGen::emit_dot4(llvm::Value* acc, const Call* node) {
+  auto& B = builder_;
+  llvm::Value* a = emit(node->args[0]);
+  llvm::Value* b = emit(node->args[1]);
+  const int lanes = node->type.lanes;
+  const bool vl = has_feature("avxvnni") ||
+                  (has_feature("avx512vnni") && has_feature("avx512vl"));
+  // The widest instruction whose lanes divide the vector's; a longer vector (a tile of two
+  // vectors) is done in pieces of that width, put back together after.
+  std::optional<llvm::Intrinsic::ID> vnni;
+  int width = 0;
+  if (lanes % 16 == 0 && has_feature("avx512vnni")) {
+    vnni = llvm::Intrinsic::x86_avx512_vpdpbusd_512;
+    width = 16;
+  } else if (lanes % 8 == 0 && vl) {
+    vnni = llvm::Intrinsic::x86_avx512_vpdpbusd_256;
+    width = 8;
+  } else if (lanes % 4 == 0 && vl) {
+    vnni = llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+    width = 4;
+  }
+  if (vnni && lanes == width) return B.CreateIntrinsic(*vnni, {}, {acc, a, b});
+  if (vnni) {
+    auto piece = [&](llvm::Value* v, int first) {
+      std::vector<int> mask(static_cast<size_t>(width));
+      for (int lane = 0; lane < width; ++lane) mask[lane] = first + lane;
+      return B.CreateShuffleVector(v, mask);
+    };
+    llvm::Value* result = nullptr;
+    for (int first = 0; first < lanes; first += width) {
+      llvm::Value* part =
+          B.CreateIntrinsic(*vnni, {}, {piece(acc, first), piece(a, first), piece(b, first)});
+      // Widen the piece to the whole vector and place its lanes.
+      std::vector<int> mask(static_cast<size_t>(lanes));
+      for (int lane = 0; lane < lanes; ++lane) {
+        bool mine = lane >= first && lane < first + width;
+        mask[lane] = mine ? lanes + (lane - first) : lane;
+      }
+      std::vector<int> widen(static_cast<size_t>(lanes));
+      for (int lane = 0; lane < lanes; ++lane) widen[lane] = lane < width ? lane : -1;
+      llvm::Value* wide = B.CreateShuffleVector(part, widen);
+      result = B.CreateShuffleVector(result ? result : acc, wide, mask);
+    }
+    return result;
+  }
+  // Byte t of a, zero-extended, times byte t of b, sign-extended (shifted to the top, then
+  // arithmetically back down), added in turn.
+  llvm::Type* type = a->getType();
+  auto constant = [&](uint64_t value) { return llvm::ConstantInt::get(type, value); };
+  for (int t = 0; t < 4; ++t) {
+    llvm::Value* a_byte = B.CreateAnd(B.CreateLShr(a, constant(8 * t)), constant(0xff));
+    llvm::Value* b_byte = B.CreateAShr(B.CreateShl(b, constant(24 - 8 * t)), constant(24));
+    acc = B.CreateAdd(acc, B.CreateMul(a_byte, b_byte));
+  }
+  return acc;
+}
+
 llvm::Value* CodeGen::emit_call(const Call* node) {
   const std::string& name = node->name;
   DType dtype = node->type.dtype;
   std::vector<llvm::Value*> args;
   auto& B = builder_;
+  if (name == "dot4_u8i8") {
+    return emit_dot4(llvm::ConstantInt::get(value_type(node->type), 0), node);
+  }
   if (name == "shift_left" || name == "shift_right") {
     if (!is_unsigned_int(dtype)) {
       error("intrinsic " + name + " of " + type_name(node->type) + ": shifts take unsigned "

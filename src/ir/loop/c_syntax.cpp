@@ -44,6 +44,16 @@ constexpr std::string_view kHelpers = R"({Q} int64_t floordiv(int64_t a, int64_t
 // The IR's shifts of unsigned integers give 0 for a shift by the bit width or more.
 #define shift_left(a, b) ((b) >= 8 * sizeof(a) ? 0 : (a) << (b))
 #define shift_right(a, b) ((b) >= 8 * sizeof(a) ? 0 : (a) >> (b))
+// The bytes of a read unsigned times those of b read signed, summed (one lane of vpdpbusd).
+{Q} int32_t dot4_u8i8(int32_t a, int32_t b) {
+  int32_t sum = 0;
+  for (int t = 0; t < 4; ++t) {
+    int32_t a_byte = (uint8_t)((uint32_t)a >> (8 * t));
+    int32_t b_byte = (int8_t)(uint8_t)((uint32_t)b >> (8 * t));
+    sum += a_byte * b_byte;
+  }
+  return sum;
+}
 )";
 
 // C keywords, and the names the prelude, <math.h>, <stdint.h> and the printed code use.
@@ -55,6 +65,7 @@ const std::set<std::string_view> kReservedInC = {
     "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
     // the prelude, and the CUDA words GPU code uses
     "min", "max", "floordiv", "floormod", "sigmoid", "sigmoidf", "shift_left", "shift_right",
+    "dot4_u8i8",
     "__shared__", "__syncthreads",
     // <stdint.h> and <math.h>
     "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
@@ -135,7 +146,7 @@ std::optional<COp> c_operator(const Expr& e) {
 // rounds half to even, as rint does in the default rounding mode. The shifts are the
 // prelude's macros, one name for every type.
 std::string c_function(const std::string& name, DType dtype) {
-  if (name == "shift_left" || name == "shift_right") return name;
+  if (name == "shift_left" || name == "shift_right" || name == "dot4_u8i8") return name;
   std::string base = name == "round" ? "rint" : name;
   return dtype == DType::f64 ? base : base + "f";
 }

@@ -163,18 +163,18 @@ Expr Load::make(Buffer buffer, std::vector<Expr> indices) {
 
 namespace {
 
-// The intrinsics a Call may name, with their argument counts: math on floats, and the two
-// shifts on unsigned integers.
+// The intrinsics a Call may name, with their argument counts: math on floats, the two
+// shifts on unsigned integers, and the byte dot product on int32.
 struct Intrinsic {
   const char* name;
   size_t arity;
 };
-constexpr std::array<Intrinsic, 24> kIntrinsics = {{
+constexpr std::array<Intrinsic, 25> kIntrinsics = {{
     {"exp", 1},   {"log", 1},   {"sqrt", 1},  {"tanh", 1},  {"erf", 1},   {"sigmoid", 1},
     {"fabs", 1},  {"floor", 1}, {"ceil", 1},  {"round", 1}, {"pow", 2},   {"sin", 1},
     {"cos", 1},   {"tan", 1},   {"asin", 1},  {"acos", 1},  {"atan", 1},  {"sinh", 1},
     {"cosh", 1},  {"asinh", 1}, {"acosh", 1}, {"atanh", 1}, {"shift_left", 2},
-    {"shift_right", 2},
+    {"shift_right", 2}, {"dot4_u8i8", 2},
 }};
 
 bool is_shift(const std::string& name) { return name == "shift_left" || name == "shift_right"; }
@@ -198,6 +198,9 @@ Expr Call::make(DataType type, std::string name, std::vector<Expr> args) {
   }
   if (is_shift(name)) {
     require(is_unsigned_int(type.dtype), "{} of {}: shifts take unsigned integers", name,
+            type_name(type));
+  } else if (name == "dot4_u8i8") {
+    require(type.dtype == DType::i32, "{} of {}: it takes int32 words of four bytes", name,
             type_name(type));
   } else {
     require(is_float(type.dtype), "{} of {}: math intrinsics take floats", name, type_name(type));

@@ -151,6 +151,19 @@ uint64_t shift(const std::string& name, uint64_t x, uint64_t amount, uint64_t bi
   fail("the interpreter has no integer intrinsic '{}'", name);
 }
 
+// dot4_u8i8: the bytes of `a` read unsigned times those of `b` read signed, summed (the
+// first byte in the lowest bits).
+int32_t dot4_u8i8(int32_t a, int32_t b) {
+  int32_t sum = 0;
+  for (int t = 0; t < 4; ++t) {
+    int32_t a_byte = static_cast<uint8_t>(static_cast<uint32_t>(a) >> (8 * t));
+    int32_t b_byte =
+        static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint32_t>(b) >> (8 * t)));
+    sum += a_byte * b_byte;
+  }
+  return sum;
+}
+
 class Evaluator {
  public:
   explicit Evaluator(Thread& thread) : thread_(thread) {}
@@ -280,9 +293,15 @@ class Evaluator {
           uint64_t value = shift(node->name, x, amount, sizeof(T) * 8);
           result[lane] = make_scalar<T>(static_cast<C>(value));
         }
+      } else if constexpr (std::is_same_v<T, int32_t>) {
+        if (node->name != "dot4_u8i8") fail("the interpreter has no int32 intrinsic '{}'",
+                                            node->name);
+        for (int lane = 0; lane < result.lanes(); ++lane) {
+          result[lane] = make_scalar<T>(dot4_u8i8(get<T>(args[0][lane]), get<T>(args[1][lane])));
+        }
       } else {
-        fail("intrinsic {} of {}: the interpreter computes math on floats and shifts on "
-             "unsigned integers only", node->name, type_name(node->type));
+        fail("intrinsic {} of {}: the interpreter computes math on floats, shifts on "
+             "unsigned integers and dot4_u8i8 on int32 only", node->name, type_name(node->type));
       }
     });
     return result;

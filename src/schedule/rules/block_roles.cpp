@@ -10,7 +10,9 @@
 #include "minic/support/error.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
+#include <utility>
 
 namespace minic::schedule {
 
@@ -58,13 +60,26 @@ LoopRoles loop_roles(Schedule& sch, const BlockRef& block_ref, const std::vector
   return roles;
 }
 
+namespace {
+
+// The two factors of a product term: x * y, or the words of dot4_u8i8(x, y) (four byte
+// products at a time); nullopt for anything else.
+std::optional<std::pair<loop::Expr, loop::Expr>> factors(const loop::Expr& term) {
+  if (const auto* mul = term.as<loop::Mul>()) return std::pair{mul->a, mul->b};
+  const auto* call = term.as<loop::Call>();
+  if (call && call->name == "dot4_u8i8") return std::pair{call->args[0], call->args[1]};
+  return std::nullopt;
+}
+
+}  // namespace
+
 bool is_multiply_accumulate(const Block& block) {
   const auto* store = block.body.as<loop::Store>();
   if (!store || !block.init) return false;
   const auto* add = store->value.as<loop::Add>();
   if (!add) return false;
   const auto* acc = add->a.as<loop::Load>();
-  return acc && acc->buffer == store->buffer && add->b.as<loop::Mul>() != nullptr;
+  return acc && acc->buffer == store->buffer && factors(add->b).has_value();
 }
 
 namespace {
@@ -82,13 +97,15 @@ const loop::Load* multiplicand_load(const loop::Expr& operand) {
 
 Operands multiplicands(const Block& block) {
   const auto* store = block.body.as<loop::Store>();
-  const auto* mul = store->value.as<loop::Add>()->b.as<loop::Mul>();
+  std::optional<std::pair<loop::Expr, loop::Expr>> product =
+      factors(store->value.as<loop::Add>()->b);
+  if (!product) return {};
   const loop::Var* j = nullptr;
   for (const loop::IterVar& iter : block.iter_vars) {
     if (iter.kind == loop::IterKind::spatial) j = iter.var.as<loop::Var>();
   }
   Operands operands;
-  for (const loop::Expr& operand : {mul->a, mul->b}) {
+  for (const loop::Expr& operand : {product->first, product->second}) {
     const loop::Load* load = multiplicand_load(operand);
     if (!load) return {};
     bool by_column = !load->indices.empty() && loop::uses_var(load->indices.back(), j);

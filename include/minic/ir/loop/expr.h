@@ -229,7 +229,10 @@ struct Load : ExprNode {
 // A call to an intrinsic, lane by lane. Math on floats: exp, log, sqrt, tanh, erf, sigmoid,
 // fabs, floor, ceil, round, pow (two arguments), sin, cos, tan, asin, acos, atan, sinh, cosh,
 // asinh, acosh, atanh. Shifts of unsigned integers (two arguments): shift_left, shift_right,
-// giving 0 for a shift by the bit width or more. The list is kIntrinsics in expr.cpp.
+// giving 0 for a shift by the bit width or more. The byte dot product of int8 GEMMs:
+// dot4_u8i8(a, b) on int32 words holding four bytes each (the first in the lowest bits) is
+// sum over t < 4 of a's byte t read unsigned times b's byte t read signed -- one lane of
+// AVX-512 VNNI's vpdpbusd, and of PTX's dp4a.u32.s32. The list is kIntrinsics in expr.cpp.
 struct Call : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Call;
   std::string name;

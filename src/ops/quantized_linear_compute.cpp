@@ -1,0 +1,261 @@
+// The compute rules of the integer matrix products and convolutions: MatMulInteger,
+// QLinearMatMul, ConvInteger and QLinearConv. Course module 7 (and 3 for compute rules).
+//
+// Each sums the products of its operands minus their zero points in int32: MatMul's
+// textbook reduction, and Conv's own rule (conv_compute.cpp) on int32 stages of X and W.
+// The QLinear ops add a stage that requantises each sum as the reference kernel does
+// (quantized_linear.cpp).
+//
+// On a CPU, an int8 matrix product of uint8 (or int8) A and int8 B whose zero point is 0
+// takes a second form, the one VNNI computes in: four products at a time. Both operands are
+// packed into int32 words of four consecutive bytes along k,
+//   a_words[i, k4] = bytes A[i, 4 k4 .. 4 k4 + 3]      b_words[k4, j] = bytes B[4 k4 .. 4 k4 + 3, j]
+// (zero bytes past K), and the reduction runs over the words:
+//   sum[i, j] = sum over k4 of dot4_u8i8(a_words[i, k4], b_words[k4, j])
+// dot4_u8i8 (include/minic/ir/loop/expr.h) reads a's bytes unsigned and b's signed, which
+// is vpdpbusd's arithmetic: the GEMM rule vectorises j, and code generation turns
+// `sum + dot4_u8i8(...)` over 16 lanes into one vpdpbusd, 64 multiply-adds. A's zero point
+// comes out as a correction, since sum (a - za) b = sum a b - za sum b:
+//   matmul[i, j] = sum[i, j] - za[i] * column_sum[j]          column_sum[j] = sum over k of B[k, j]
+// An int8 A is read as uint8 by adding 128 to every byte and to its zero point.
+//
+// Chapter: docs/module7-quantisation.md#3-int8-kernels-on-vnni
+#include "conv.h"
+#include "matmul.h"
+#include "quantize.h"
+#include "quantized_linear.h"
+
+#include <functional>
+#include <optional>
+
+namespace minic {
+
+namespace {
+
+// The indices into a parameter (zero point or scale) of `shape` for element `at` of its
+// operand (or of the output, for the output's own parameters), read as `axis` says.
+Indices parameter_indices(const Shape& shape, const Indices& at, ParameterAxis axis) {
+  if (shape.size() == 1 && shape[0] != 1) {
+    if (axis == ParameterAxis::row && at.size() >= 2) return {at[at.size() - 2]};
+    if (axis == ParameterAxis::first) return {at[0]};
+  }
+  return broadcast_indices(at, shape);
+}
+
+// True if input `index` is absent or a constant of zeros.
+bool is_zero(const ComputeContext& ctx, size_t index) {
+  if (!ctx.has_input(index)) return true;
+  const Tensor* value = ctx.known_input(index);
+  if (!value) return false;
+  for (int64_t i = 0; i < value->num_elements(); ++i) {
+    if (value->as_int64(i) != 0) return false;
+  }
+  return true;
+}
+
+// q widened to int32 minus its zero point (input `zero_index`, left out where it is
+// absent or 0), at `at`.
+loop::Expr widened(const ComputeContext& ctx, const ComputeTensor& q, size_t zero_index,
+                   ParameterAxis axis, const Indices& at) {
+  loop::Expr value = cast(DType::i32, q(at));
+  if (is_zero(ctx, zero_index)) return value;
+  const ComputeTensor& zero = ctx.input(zero_index);
+  return value - cast(DType::i32, zero(parameter_indices(zero.shape(), at, axis)));
+}
+
+// The int32 word of four bytes, the first in the lowest bits; `byte(t)` gives byte t as a
+// u32 expression of a value in [0, 255].
+loop::Expr word(const std::function<loop::Expr(int64_t t)>& byte) {
+  loop::Expr sum = byte(0);
+  for (int64_t t = 1; t < 4; ++t) {
+    sum = sum + byte(t) * constant(DType::u32, static_cast<double>(int64_t{1} << (8 * t)));
+  }
+  return cast(DType::i32, sum);
+}
+
+// Element `at` of the uint8 or int8 operand `q` as a byte in [0, 255], 0 where `inside` is
+// false: an int8 value plus 128 (the shift that makes A unsigned).
+loop::Expr unsigned_byte(const ComputeTensor& q, const Indices& at, const loop::Expr& inside) {
+  loop::Expr value = q.dtype() == DType::u8 ? cast(DType::i32, q(at))
+                                             : cast(DType::i32, q(at)) + int64_t{128};
+  return cast(DType::u32, select(inside, value, constant(DType::i32, 0)));
+}
+
+// Element `at` of the int8 operand `q` as its byte (two's complement), 0 where `inside` is
+// false.
+loop::Expr signed_byte(const ComputeTensor& q, const Indices& at, const loop::Expr& inside) {
+  return cast(DType::u32, select(inside, cast(DType::u8, q(at)), constant(DType::u8, 0)));
+}
+
+// The sum of MatMulInteger or QLinearMatMul in VNNI's form (the file comment), or nullopt
+// where it does not apply: a GPU target, operands of rank 1 or of other types, B's zero
+// point not 0.
+std::optional<ComputeTensor> word_matmul_sum(const ComputeContext& ctx, size_t a_index,
+                                             size_t b_index, size_t za_index, size_t zb_index) {
+  const ComputeTensor& a = ctx.input(a_index);
+  const ComputeTensor& b = ctx.input(b_index);
+  if (ctx.target().is_cuda() || a.rank() < 2 || b.rank() < 2 || b.dtype() != DType::i8 ||
+      !is_zero(ctx, zb_index)) {
+    return std::nullopt;
+  }
+  MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
+  const int64_t words = (s.k + 3) / 4;
+  const int64_t k_axis_a = a.rank() - 1;
+  const int64_t k_axis_b = b.rank() - 2;
+  Shape a_shape = a.shape();
+  a_shape[k_axis_a] = words;
+  Shape b_shape = b.shape();
+  b_shape[k_axis_b] = words;
+  ComputeTensor a_words = ctx.keep(ctx.compute("a_words", {DType::i32, a_shape},
+                                               [&](const Indices& i) {
+    return word([&](int64_t t) {
+      Indices at = i;
+      at[k_axis_a] = i[k_axis_a] * 4 + t;
+      return unsigned_byte(a, at, loop::LT::make(at[k_axis_a], index(s.k)));
+    });
+  }));
+  ComputeTensor b_words = ctx.keep(ctx.compute("b_words", {DType::i32, b_shape},
+                                               [&](const Indices& i) {
+    return word([&](int64_t t) {
+      Indices at = i;
+      at[k_axis_b] = i[k_axis_b] * 4 + t;
+      return signed_byte(b, at, loop::LT::make(at[k_axis_b], index(s.k)));
+    });
+  }));
+  ComputeTensor sum = ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output}, {words},
+                                 Reducer::sum, [&](const Indices& i, const Indices& k) {
+    MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
+    return call("dot4_u8i8", {a_words(at.a), b_words(at.b)});
+  });
+  // A's zero point (plus 128 for an int8 A) times the sum of B's column.
+  const bool shifted = a.dtype() == DType::i8;
+  if (is_zero(ctx, za_index) && !shifted) return sum;
+  Shape column_shape = b.shape();
+  column_shape.erase(column_shape.begin() + k_axis_b);
+  ComputeTensor column_sum = ctx.reduce("column_sum", {DType::i32, column_shape}, {s.k},
+                                        Reducer::sum, [&](const Indices& i, const Indices& k) {
+    Indices at = i;
+    at.insert(at.begin() + k_axis_b, k[0]);
+    return cast(DType::i32, b(at));
+  });
+  return ctx.compute(stage_name(ctx) + "_corrected", {DType::i32, s.output},
+                     [&](const Indices& i) {
+    loop::Expr zero;
+    if (!is_zero(ctx, za_index)) {
+      const ComputeTensor& za = ctx.input(za_index);
+      Indices row(i.begin(), i.end() - 1);
+      row.push_back(index(0));  // A's element [..., i, 0]: its row's zero point
+      zero = cast(DType::i32, za(parameter_indices(za.shape(), row, ParameterAxis::row)));
+    }
+    if (shifted) zero = zero ? zero + int64_t{128} : constant(DType::i32, 128);
+    Indices column(i.begin(), i.end() - 2);
+    column.push_back(i.back());
+    return sum(i) - zero * column_sum(broadcast_indices(column, column_shape));
+  });
+}
+
+// The int32 sum of MatMulInteger and QLinearMatMul: A, B and their zero points are inputs
+// a, b, za and zb. In VNNI's form where it applies, else the textbook reduction.
+ComputeTensor integer_matmul_sum(const ComputeContext& ctx, size_t a_index, size_t b_index,
+                                 size_t za_index, size_t zb_index) {
+  if (std::optional<ComputeTensor> words = word_matmul_sum(ctx, a_index, b_index, za_index,
+                                                           zb_index)) {
+    return *words;
+  }
+  const ComputeTensor& a = ctx.input(a_index);
+  const ComputeTensor& b = ctx.input(b_index);
+  MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
+  return ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output}, {s.k}, Reducer::sum,
+                    [&](const Indices& i, const Indices& k) {
+    MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
+    return widened(ctx, a, za_index, ParameterAxis::row, at.a) *
+           widened(ctx, b, zb_index, ParameterAxis::any, at.b);
+  });
+}
+
+// Conv's compute rule (conv_compute.cpp) on X and W widened to int32 minus their zero
+// points, summing in int32; input `bias` (if present) is the int32 bias.
+std::vector<ComputeTensor> integer_conv_compute(
+    const ComputeContext& ctx, size_t x_index, size_t w_index, size_t zx_index, size_t zw_index,
+    std::optional<size_t> bias_index,
+    std::function<loop::Expr(const loop::Expr&, const Indices&)> finish) {
+  const ComputeTensor& x = ctx.input(x_index);
+  const ComputeTensor& w = ctx.input(w_index);
+  ComputeTensor wide_x = ctx.compute("x_shifted", {DType::i32, x.shape()}, [&](const Indices& i) {
+    return widened(ctx, x, zx_index, ParameterAxis::any, i);
+  });
+  ComputeTensor wide_w = ctx.compute("w_shifted", {DType::i32, w.shape()}, [&](const Indices& i) {
+    return widened(ctx, w, zw_index, ParameterAxis::first, i);
+  });
+  std::optional<ComputeTensor> bias;
+  if (bias_index && ctx.has_input(*bias_index)) bias = ctx.input(*bias_index);
+  ConvAttributes a = ConvAttributes::read(ctx, wide_x.type(), wide_w.type(),
+                                          bias ? &bias->type() : nullptr);
+  ConvOperands operands{.x = wide_x,
+                        .w = wide_w,
+                        .bias = bias,
+                        .acc = DType::i32,
+                        .output = ctx.output_type(0),
+                        .finish = std::move(finish)};
+  return conv_compute_of(ctx, a, operands);
+}
+
+}  // namespace
+
+std::vector<ComputeTensor> matmul_integer_compute(const ComputeContext& ctx) {
+  return {integer_matmul_sum(ctx, 0, 1, 2, 3)};
+}
+
+std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx) {
+  if (ctx.input(0).rank() < 2 || ctx.input(3).rank() < 2) {
+    ctx.no_rule("a 1-D operand (its scale has no row or column to follow)");
+  }
+  ComputeTensor sum = integer_matmul_sum(ctx, 0, 3, 2, 5);
+  const TensorType& type = ctx.output_type(0);
+  const QuantRange range = quant_range(type.dtype);
+  // As requantize: the multiplier in the scales' type, the rest in double.
+  return {ctx.compute(stage_name(ctx), type, [&](const Indices& i) {
+    auto at = [&](size_t index, ParameterAxis axis) {
+      const ComputeTensor& p = ctx.input(index);
+      return p(parameter_indices(p.shape(), i, axis));
+    };
+    loop::Expr multiplier = loop::Div::make(
+        at(1, ParameterAxis::row) * at(4, ParameterAxis::any), at(6, ParameterAxis::any));
+    loop::Expr value = call("round", {cast(DType::f64, sum(i)) * cast(DType::f64, multiplier)});
+    value = value + cast(DType::f64, at(7, ParameterAxis::any));
+    value = loop::min(loop::max(value, constant(DType::f64, static_cast<double>(range.min))),
+                      constant(DType::f64, static_cast<double>(range.max)));
+    return cast(type.dtype, value);
+  })};
+}
+
+// --- convolutions ----------------------------------------------------------------------------
+
+std::vector<ComputeTensor> conv_integer_compute(const ComputeContext& ctx) {
+  return integer_conv_compute(ctx, 0, 1, 2, 3, std::nullopt, {});
+}
+
+// As requantize: the multiplier x_scale * w_scale[m] / y_scale in float, the rest in
+// double.
+std::vector<ComputeTensor> qlinear_conv_compute(const ComputeContext& ctx) {
+  const TensorType& type = ctx.output_type(0);
+  const QuantRange range = quant_range(type.dtype);
+  auto requantized = [&](const loop::Expr& sum, const Indices& i) {
+    auto one = [&](size_t input) {
+      const ComputeTensor& p = ctx.input(input);
+      return p(Indices(p.shape().size(), index(0)));
+    };
+    const ComputeTensor& w_scale = ctx.input(4);
+    loop::Expr per_channel =
+        w_scale(parameter_indices(w_scale.shape(), {i[1]}, ParameterAxis::first));
+    loop::Expr multiplier = loop::Div::make(one(1) * per_channel, one(6));
+    loop::Expr value = call("round", {cast(DType::f64, sum) * cast(DType::f64, multiplier)});
+    value = value + cast(DType::f64, one(7));
+    value = loop::min(loop::max(value, constant(DType::f64, static_cast<double>(range.min))),
+                      constant(DType::f64, static_cast<double>(range.max)));
+    return cast(type.dtype, value);
+  };
+  return integer_conv_compute(ctx, 0, 3, 2, 5, 8, requantized);
+}
+
+}  // namespace minic
