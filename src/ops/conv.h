@@ -107,9 +107,11 @@ Tensor conv_integer_reference(const NodeContext& ctx, const Tensor& x, const Ten
 std::vector<ComputeTensor> conv_compute(const ComputeContext& ctx);
 
 // What the forms of Conv's compute rule read (conv_compute.cpp): X and W as compute
-// tensors (an integer convolution's with their zero points subtracted), the optional
-// bias, the type sums accumulate in, and how a sum plus bias becomes an output element
-// (`finish`; unset, a conversion to the output type).
+// tensors (an integer convolution's with their zero points subtracted, or packed into
+// words of four channels), the optional bias, the type sums accumulate in, and how a sum
+// plus bias becomes an output element (`finish`; unset, a conversion to the output type).
+// `product` (unset: x * w in the accumulator type) is the term a tap adds, and `border`
+// (unset: 0) what padding reads.
 struct ConvOperands {
   ComputeTensor x;
   ComputeTensor w;
@@ -117,7 +119,13 @@ struct ConvOperands {
   DType acc = DType::f32;
   TensorType output;
   std::function<loop::Expr(const loop::Expr& value, const Indices& i)> finish = {};
+  std::function<loop::Expr(const loop::Expr& x, const loop::Expr& w)> product = {};
+  std::optional<loop::Expr> border = {};
 
+  // The term of an input element and a weight.
+  loop::Expr multiply(const loop::Expr& x_value, const loop::Expr& w_value) const;
+  // The value an input element outside the image has.
+  loop::Expr border_value() const;
   // Output element `i` from its sum: the bias added, then finished.
   loop::Expr finish_sum(const loop::Expr& sum, const Indices& i) const;
 };

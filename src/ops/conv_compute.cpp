@@ -101,7 +101,7 @@ std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
         Indices at_w = {i[1], r[0]};
         for (const loop::Expr& position : unflatten(i[2])) at_x.push_back(position);
         for (size_t axis = 0; axis < spatial.size(); ++axis) at_w.push_back(index(0));
-        return cast(acc, x(at_x)) * cast(acc, w(at_w));
+        return operands.multiply(x(at_x), w(at_w));
       });
   return {ctx.compute("conv_bias", type, [&](const Indices& i) {
     loop::Expr position = i[2];
@@ -192,15 +192,15 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
                                  remainder(i[2], sw)) - g.pads_begin[1];
         loop::Expr inside =
             loop::And::make(in_range(row, g.input[0]), in_range(column, g.input[1]));
-        return select(inside, x({i[0], i[1], row, column}), constant(x.dtype(), 0));
+        return select(inside, x({i[0], i[1], row, column}), operands.border_value());
       }));
   ComputeTensor sum = ctx.reduce(
       "conv", {acc, {type.shape[0], type.shape[1], positions}},
       {w.dim(1), g.kernel[0], g.kernel[1]}, Reducer::sum, [&](const Indices& i, const Indices& r) {
         loop::Expr phase = plus(scaled(remainder(r[1], sh), sw), remainder(r[2], sw));
         loop::Expr offset = i[2] + divided(r[1], sh) * width + divided(r[2], sw);
-        return cast(acc, padded({i[0], input_channel(a, w, i[1], r[0]), phase, offset})) *
-               cast(acc, w({i[1], r[0], r[1], r[2]}));
+        return operands.multiply(padded({i[0], input_channel(a, w, i[1], r[0]), phase, offset}),
+                                 w({i[1], r[0], r[1], r[2]}));
       });
   return {ctx.compute("conv_bias", type, [&](const Indices& i) {
     return operands.finish_sum(sum({i[0], i[1], i[2] * width + i[3]}), i);
@@ -213,7 +213,8 @@ std::vector<ComputeTensor> padded_rows_conv_compute(const ComputeContext& ctx,
 // the geometry of the copy. X itself, with `read` unchanged, where nothing is padded or
 // the padding crops.
 ComputeTensor zero_bordered_input(const ComputeContext& ctx, const WindowGeometry& g,
-                                  const ComputeTensor& x, WindowGeometry& read) {
+                                  const ComputeTensor& x, const ConvOperands& operands,
+                                  WindowGeometry& read) {
   auto positive = [](int64_t p) { return p > 0; };
   auto negative = [](int64_t p) { return p < 0; };
   bool pads = std::any_of(g.pads_begin.begin(), g.pads_begin.end(), positive) ||
@@ -234,7 +235,7 @@ ComputeTensor zero_bordered_input(const ComputeContext& ctx, const WindowGeometr
       inside = inside ? loop::And::make(inside, test) : test;
       at.push_back(position);
     }
-    return select(inside, x(at), constant(x.type().dtype, 0));
+    return select(inside, x(at), operands.border_value());
   };
   ComputeTensor source = ctx.keep(ctx.compute("pad", {x.type().dtype, padded}, element));
   read.input.assign(padded.begin() + 2, padded.end());
@@ -256,7 +257,7 @@ std::vector<ComputeTensor> general_conv_compute(const ComputeContext& ctx,
   Shape reduce_extents = {w.dim(1)};  // the input channels of a group
   reduce_extents.insert(reduce_extents.end(), g.kernel.begin(), g.kernel.end());
   WindowGeometry read = g;
-  ComputeTensor source = zero_bordered_input(ctx, g, x, read);
+  ComputeTensor source = zero_bordered_input(ctx, g, x, operands, read);
 
   // sum[n, m, o] = sum over c, k of X[n, group(m) * group_in + c, position(o, k)] * W[m, c, k]
   ComputeTensor sum = ctx.reduce("conv", {acc, type.shape}, reduce_extents, Reducer::sum,
@@ -269,7 +270,7 @@ std::vector<ComputeTensor> general_conv_compute(const ComputeContext& ctx,
       at_x.push_back(window_position(read, axis, o[axis], k[axis]));
       at_w.push_back(k[axis]);
     }
-    loop::Expr product = cast(acc, source(at_x)) * cast(acc, w(at_w));
+    loop::Expr product = operands.multiply(source(at_x), w(at_w));
     loop::Expr inside = window_inside(read, o, k);
     return inside ? select(inside, product, constant(acc, 0)) : product;
   });
@@ -279,6 +280,15 @@ std::vector<ComputeTensor> general_conv_compute(const ComputeContext& ctx,
 }
 
 }  // namespace
+
+loop::Expr ConvOperands::multiply(const loop::Expr& x_value, const loop::Expr& w_value) const {
+  if (product) return product(x_value, w_value);
+  return cast(acc, x_value) * cast(acc, w_value);
+}
+
+loop::Expr ConvOperands::border_value() const {
+  return border ? *border : constant(x.dtype(), 0);
+}
 
 loop::Expr ConvOperands::finish_sum(const loop::Expr& sum, const Indices& i) const {
   loop::Expr value = bias ? sum + cast(acc, (*bias)({i[1]})) : sum;

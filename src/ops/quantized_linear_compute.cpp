@@ -173,12 +173,98 @@ ComputeTensor integer_matmul_sum(const ComputeContext& ctx, size_t a_index, size
   });
 }
 
+// Conv's rule in VNNI's form: X and W packed into words of four input channels (zero bytes
+// past the last), so that a tap's term is dot4_u8i8(x_word, w_word), four channels at a
+// time. X's zero point comes out as A's does in the matrix product: the padding reads X's
+// zero point (the real 0) instead of 0, so that every tap reads x = (x - zx) + zx, and
+// sum (x - zx) w = sum x w - zx sum w, where sum w is the sum of output channel m's
+// weights, subtracted with the bias. Nullopt where it does not apply: a GPU target, groups,
+// an input of other than 8 bits, W not int8 or with a zero point.
+std::optional<std::vector<ComputeTensor>> word_conv_compute(
+    const ComputeContext& ctx, size_t x_index, size_t w_index, size_t zx_index, size_t zw_index,
+    const std::optional<ComputeTensor>& bias,
+    const std::function<loop::Expr(const loop::Expr&, const Indices&)>& finish) {
+  const ComputeTensor& x = ctx.input(x_index);
+  const ComputeTensor& w = ctx.input(w_index);
+  if (ctx.target().is_cuda() || ctx.get_int("group", 1) != 1 || w.dtype() != DType::i8 ||
+      !is_zero(ctx, zw_index) || x.rank() != 4) {
+    return std::nullopt;
+  }
+  const int64_t channels = x.dim(1);
+  const int64_t words = (channels + 3) / 4;
+  Shape x_shape = x.shape();
+  x_shape[1] = words;
+  Shape w_shape = w.shape();
+  w_shape[1] = words;
+  ComputeTensor x_words = ctx.keep(ctx.compute("x_words", {DType::i32, x_shape},
+                                               [&](const Indices& i) {
+    return word([&](int64_t t) {
+      Indices at = i;
+      at[1] = i[1] * 4 + t;
+      return unsigned_byte(x, at, loop::LT::make(at[1], index(channels)));
+    });
+  }));
+  ComputeTensor w_words = ctx.keep(ctx.compute("w_words", {DType::i32, w_shape},
+                                               [&](const Indices& i) {
+    return word([&](int64_t t) {
+      Indices at = i;
+      at[1] = i[1] * 4 + t;
+      return signed_byte(w, at, loop::LT::make(at[1], index(channels)));
+    });
+  }));
+  // X's zero point as read by dot4_u8i8 (plus 128 for an int8 X), and the word of four.
+  const bool shifted = x.dtype() == DType::i8;
+  loop::Expr zero;
+  if (!is_zero(ctx, zx_index)) {
+    const ComputeTensor& zx = ctx.input(zx_index);
+    zero = cast(DType::i32, zx(Indices(zx.shape().size(), index(0))));
+  }
+  if (shifted) zero = zero ? zero + int64_t{128} : constant(DType::i32, 128);
+  std::optional<ComputeTensor> corrected = bias;
+  if (zero) {
+    Shape taps(w.shape().begin() + 1, w.shape().end());
+    ComputeTensor w_sum = ctx.reduce("w_sum", {DType::i32, {w.dim(0)}}, taps, Reducer::sum,
+                                     [&](const Indices& i, const Indices& r) {
+      Indices at = {i[0]};
+      at.insert(at.end(), r.begin(), r.end());
+      return cast(DType::i32, w(at));
+    });
+    corrected = ctx.compute("bias_corrected", {DType::i32, {w.dim(0)}}, [&](const Indices& i) {
+      return (bias ? (*bias)(i) : constant(DType::i32, 0)) - zero * w_sum(i);
+    });
+  }
+  loop::Expr border = constant(DType::i32, 0);
+  if (zero) {
+    border = cast(DType::i32, cast(DType::u32, zero) * constant(DType::u32, 0x01010101));
+  }
+  ConvAttributes a = ConvAttributes::read(ctx, x_words.type(), w_words.type(),
+                                          corrected ? &corrected->type() : nullptr);
+  ConvOperands operands{
+      .x = x_words,
+      .w = w_words,
+      .bias = corrected,
+      .acc = DType::i32,
+      .output = ctx.output_type(0),
+      .finish = finish,
+      .product = [](const loop::Expr& x_word,
+                    const loop::Expr& w_word) { return call("dot4_u8i8", {x_word, w_word}); },
+      .border = border};
+  return conv_compute_of(ctx, a, operands);
+}
+
 // Conv's compute rule (conv_compute.cpp) on X and W widened to int32 minus their zero
-// points, summing in int32; input `bias` (if present) is the int32 bias.
+// points, summing in int32; input `bias` (if present) is the int32 bias. In VNNI's form
+// where it applies.
 std::vector<ComputeTensor> integer_conv_compute(
     const ComputeContext& ctx, size_t x_index, size_t w_index, size_t zx_index, size_t zw_index,
     std::optional<size_t> bias_index,
     std::function<loop::Expr(const loop::Expr&, const Indices&)> finish) {
+  std::optional<ComputeTensor> bias;
+  if (bias_index && ctx.has_input(*bias_index)) bias = ctx.input(*bias_index);
+  if (std::optional<std::vector<ComputeTensor>> words =
+          word_conv_compute(ctx, x_index, w_index, zx_index, zw_index, bias, finish)) {
+    return *words;
+  }
   const ComputeTensor& x = ctx.input(x_index);
   const ComputeTensor& w = ctx.input(w_index);
   ComputeTensor wide_x = ctx.compute("x_shifted", {DType::i32, x.shape()}, [&](const Indices& i) {
@@ -187,8 +273,6 @@ std::vector<ComputeTensor> integer_conv_compute(
   ComputeTensor wide_w = ctx.compute("w_shifted", {DType::i32, w.shape()}, [&](const Indices& i) {
     return widened(ctx, w, zw_index, ParameterAxis::first, i);
   });
-  std::optional<ComputeTensor> bias;
-  if (bias_index && ctx.has_input(*bias_index)) bias = ctx.input(*bias_index);
   ConvAttributes a = ConvAttributes::read(ctx, wide_x.type(), wide_w.type(),
                                           bias ? &bias->type() : nullptr);
   ConvOperands operands{.x = wide_x,

@@ -369,3 +369,50 @@ TEST_CASE("int8 matrix products in VNNI's form agree with their kernels",
   }
   testing::require_kernels_agree(graph);
 }
+
+TEST_CASE("int8 convolutions in VNNI's form agree with their kernels", "[ops][quantize][lower]") {
+  // int8 weights without a zero point: X and W packed into words of four channels (six
+  // and three channels: the last word part padding), every form of Conv's rule (pointwise,
+  // strided pointwise, padded rows with and without strides, the general dilated form
+  // with its bordered copy), uint8 and int8 inputs (shifted by 128), zero points 0 and not,
+  // QLinearConv with a bias. The weights are constants over the whole int8 range.
+  std::mt19937 random(37);
+  auto bytes = [&](int64_t count) {
+    std::uniform_int_distribution<int> pick(-128, 127);
+    std::string text;
+    for (int64_t i = 0; i < count; ++i) text += fmt::format("{}{}", i ? ", " : "", pick(random));
+    return text;
+  };
+  Graph graph = parse_graph(fmt::format(R"(
+    graph words(%x: u8[1,6,8,8], %s: i8[1,3,7,7]) ->
+        (%y0: i32[1,5,8,8], %y1: i32[1,5,4,4], %y2: i32[1,5,8,8], %y3: i32[1,5,4,4],
+         %y4: i32[1,5,4,4], %y5: u8[1,4,7,7], %y6: i32[1,4,4,4]) opset 21 {{
+      %w1 = const i8[5,6,1,1] dense<[{w1}]>
+      %w3 = const i8[5,6,3,3] dense<[{w3}]>
+      %ws = const i8[4,3,3,3] dense<[{ws}]>
+      %zx = const u8[] dense<[119]>
+      %zs = const i8[] dense<[-3]>
+      %z0 = const i8[] dense<[0]>
+      %sx = const f32[] dense<[0.05]>
+      %sw = const f32[4] dense<[0.01, 0.02, 0.015, 0.03]>
+      %sy = const f32[] dense<[0.4]>
+      %zy = const u8[] dense<[100]>
+      %b = const i32[4] dense<[100, -250, 0, 7]>
+      %y0 = ConvInteger(%x, %w1, %zx)
+      %y1 = ConvInteger(%x, %w1, %zx) {{strides=[2, 2]}}
+      %y2 = ConvInteger(%x, %w3, %zx, %z0) {{pads=[1, 1, 1, 1]}}
+      %y3 = ConvInteger(%x, %w3) {{strides=[2, 2], pads=[1, 1, 1, 1]}}
+      %y4 = ConvInteger(%x, %w3, %zx) {{dilations=[2, 2], pads=[1, 1, 1, 1]}}
+      %y5 = QLinearConv(%s, %sx, %zs, %ws, %sw, %z0, %sy, %zy, %b) {{pads=[1, 1, 1, 1]}}
+      %y6 = ConvInteger(%s, %ws, %zs) {{strides=[2, 2], pads=[1, 1, 1, 1]}}
+      return %y0, %y1, %y2, %y3, %y4, %y5, %y6
+    }})", fmt::arg("w1", bytes(5 * 6)), fmt::arg("w3", bytes(5 * 6 * 9)),
+      fmt::arg("ws", bytes(4 * 3 * 9))));
+  infer_shapes(graph);
+  for (const Node* node : graph.nodes()) {
+    std::string text = loop::print_func(lower_node(*node, graph.opset, testing::avx512()));
+    INFO(node->describe());
+    CHECK(text.find("dot4_u8i8") != std::string::npos);
+  }
+  testing::require_kernels_agree(graph);
+}
