@@ -67,7 +67,8 @@ def header_lines(results):
         "against ORT's" if meta.get("openvino") else
         "- **OpenVINO**: not installed (`pip install openvino`), not run",
         f"- **numpy** {meta['numpy']} ({numpy_blas(results)})",
-        f"- **Method**: outputs checked against ORT first (rtol 1e-3, atol 1e-4); then "
+        f"- **Method**: outputs checked against ORT first (rtol 1e-3, atol 1e-4; the int8 "
+        f"models: cosine similarity at least 0.999); then "
         f"{meta['rounds']} rounds of minic then ORT (then OpenVINO, then numpy), each in "
         "its own child "
         f"process, {meta['warmup']} untimed run(s) and K timed runs each "

@@ -3,9 +3,12 @@
 The suite is the nine light models of the onnx package (backend/test/data/light: real
 architectures whose weights are ConstantOfShape nodes, so the files are small), the example models
 (ResNet-18, MobileNetV2, the BERT-style encoder, a 100-step Loop recurrence, built by
-examples/models/build_models.py; the committed MLP), and one-node MatMul models: square N x N x N and the shapes of a BERT
-layer's projections. A MatMul's first operand is the model's input (activations); the
-second is an initializer (weights), as in a real model, so ORT may prepack it.
+examples/models/build_models.py; the committed MLP), one-node MatMul models: square N x N x N and the shapes of a BERT
+layer's projections, and int8 models: ResNet-18, MobileNetV2 and the encoder quantised by
+ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8 activations,
+calibrated on 8 random inputs), which every runtime runs as it runs QDQ models. A
+MatMul's first operand is the model's input (activations); the second is an initializer
+(weights), as in a real model, so ORT may prepack it.
 """
 
 import os
@@ -32,13 +35,15 @@ BERT_GEMMS = [(128, 256, 256), (128, 256, 1024), (128, 1024, 256)]
 # --quick without --models: a small CNN, a deep CNN, the MLP and the smaller GEMMs.
 QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_128x256x256",
          "matmul_128x256x1024", "matmul_128x1024x256"]
+# The int8 models: `NAME_int8` is the built model NAME quantised (prepare).
+INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder"]
 
 
 @dataclass
 class Benchmark:
     name: str
     kind: str            # "model" or "gemm"
-    source: str          # "light", "example", "built" or "gemm"
+    source: str          # "light", "example", "built", "gemm" or "int8"
     path: str = ""       # the .onnx file, once it exists
     mkn: tuple = None    # GEMM shape (M, K, N)
 
@@ -71,6 +76,7 @@ def full_suite():
     suite.append(Benchmark("mlp", "model", "example", os.path.join(EXAMPLES_DIR, "mlp.onnx")))
     shapes = [(n, n, n) for n in SQUARE_GEMMS] + BERT_GEMMS
     suite += [Benchmark(gemm_name(*mkn), "gemm", "gemm", mkn=mkn) for mkn in shapes]
+    suite += [Benchmark(f"{n}_int8", "model", "int8") for n in INT8_MODELS]
     return suite
 
 
@@ -110,9 +116,11 @@ def prepare(benchmarks, models_dir, log):
     """Gives every benchmark its .onnx file: builds the example models and GEMMs that are
     not in models_dir yet (the builds are deterministic, so a file there is reused)."""
     os.makedirs(models_dir, exist_ok=True)
-    to_build = [b.name for b in benchmarks
-                if b.source == "built" and not os.path.exists(os.path.join(models_dir,
-                                                                           f"{b.name}.onnx"))]
+    # An int8 model needs its float model built first.
+    floats = {b.name for b in benchmarks if b.source == "built"}
+    floats |= {b.name[:-len("_int8")] for b in benchmarks if b.source == "int8"}
+    to_build = [name for name in sorted(floats)
+                if not os.path.exists(os.path.join(models_dir, f"{name}.onnx"))]
     if to_build:
         log(f"building {', '.join(to_build)} with examples/models/build_models.py")
         subprocess.run([sys.executable, os.path.join(EXAMPLES_DIR, "build_models.py"),
@@ -125,6 +133,36 @@ def prepare(benchmarks, models_dir, log):
             bench.path = os.path.join(models_dir, f"{bench.name}.onnx")
         elif bench.source == "gemm":
             bench.path = build_gemm_model(bench, models_dir)
+        elif bench.source == "int8":
+            bench.path = os.path.join(models_dir, f"{bench.name}.onnx")
+            if not os.path.exists(bench.path):
+                log(f"quantising {bench.name[:-len('_int8')]} with onnxruntime's quantize_static")
+                quantize_model(os.path.join(models_dir, f"{bench.name[:-len('_int8')]}.onnx"),
+                               bench.path)
+
+
+def quantize_model(source, destination):
+    """Writes `source` quantised by ONNX Runtime in the QDQ format: int8 weights per output
+    channel, uint8 activations, ranges calibrated (min-max) on 8 random inputs."""
+    import logging
+
+    import onnx
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+
+    logging.getLogger().setLevel(logging.ERROR)  # the quantiser's advice on preprocessing
+    model = onnx.load(source)
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([random_inputs(model, seed) for seed in range(8)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    quantize_static(source, destination, Calibration(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
 
 
 def write_inputs(bench, inputs_dir, seed):
