@@ -7,6 +7,7 @@
 //   tensor_proto.cpp     TensorProto ↔ Tensor (raw, typed and external data); .pb files
 //   onnx_attributes.cpp  AttributeProto → Attribute; Constant nodes → Tensor
 //   onnx_importer.cpp    ModelProto → Graph (import_onnx), bodies of control-flow ops too
+//   onnx_writer.cpp      Graph → ModelProto (export_onnx), the importer's inverse
 //
 // Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #pragma once

@@ -9,6 +9,11 @@
 // --time-passes; --verify-each=numeric runs the interpreter on random inputs before the
 // passes and after each one, and names the first pass that changes a result.
 //
+// `--emit onnx -o OUT.onnx` writes the graph as an ONNX model instead
+// (src/frontend/onnx_writer.cpp), which ONNX Runtime runs and minic imports back to the
+// same graph. It runs graph passes only when --passes names them: the default pipeline
+// ends in fused nodes, which ONNX cannot hold.
+//
 // `--emit loops` (course module 3) prints, instead of the graph, every kernel of the
 // optimised graph lowered to loop IR (src/lower/lower.cpp) as one .mloop module, after the
 // loop passes --loop-passes names (none by default). Kernels with an op that has no
@@ -35,6 +40,7 @@
 
 #include "minic/codegen/llvm.h"
 #include "minic/driver/compile.h"
+#include "minic/frontend/onnx.h"
 #include "minic/ir/graph/text.h"
 #include "minic/ir/loop/printer.h"
 #include "minic/lower/lower.h"
@@ -53,6 +59,7 @@ namespace {
 struct OptOptions {
   std::string input;
   CommonOptions common;  // --input-shape, --passes, --target
+  bool passes_given = false;  // --passes on the command line (else, for --emit onnx, none)
   // Loop passes: "default", "none" or "a,b,c"; unset, none after lowering (--emit loops)
   // and the default loop pipeline after scheduling (--emit scheduled|llvm|asm).
   std::optional<std::string> loop_passes;
@@ -60,7 +67,7 @@ struct OptOptions {
   bool list_passes = false;
   std::string output;
   bool elide_constants = false;
-  std::string emit = "graph";  // "graph", "loops", "scheduled", "llvm" or "asm"
+  std::string emit = "graph";  // "graph", "onnx", "loops", "scheduled", "llvm", "asm", ...
 };
 
 void print_pass_list() {
@@ -119,13 +126,16 @@ int run_opt(const OptOptions& options) {
     return 0;
   }
   if (options.input.empty()) fail("opt needs a MODEL.onnx or FILE.mgraph");
-  const std::vector<std::string> emits = {"graph", "loops", "scheduled", "llvm",
-                                          "asm",   "cuda",  "ptx",       "sass"};
+  const std::vector<std::string> emits = {"graph", "onnx", "loops", "scheduled", "llvm",
+                                          "asm",   "cuda", "ptx",   "sass"};
   if (std::find(emits.begin(), emits.end(), options.emit) == emits.end()) {
     fail("--emit takes {}, not '{}'", fmt::join(emits, ", "), options.emit);
   }
-  if (options.loop_passes && options.emit == "graph") {
+  if (options.loop_passes && (options.emit == "graph" || options.emit == "onnx")) {
     fail("--loop-passes needs --emit loops, scheduled, llvm, asm, cuda, ptx or sass");
+  }
+  if (options.emit == "onnx" && (options.output.empty() || options.output == "-")) {
+    fail("--emit onnx writes a binary protobuf file, not text: give it with -o OUT.onnx");
   }
   Graph graph = read_graph_file(options.input, options.common.input_shapes);
   const Target target = options.common.parsed_target();
@@ -136,9 +146,14 @@ int run_opt(const OptOptions& options) {
   if (cuda_emit && !target.is_cuda()) {
     fail("--emit {} needs a CUDA target (--target cuda)", options.emit);
   }
-  run_passes(graph, parse_pass_list(options.common.passes), target,
+  const bool no_passes = options.emit == "onnx" && !options.passes_given;
+  run_passes(graph, parse_pass_list(no_passes ? "none" : options.common.passes), target,
              graph_pass_options(options.pass_flags));
 
+  if (options.emit == "onnx") {
+    export_onnx(graph, options.output);
+    return 0;
+  }
   std::string text;
   if (options.emit == "loops") {
     text = lowered_kernels(graph, target, options);
@@ -173,9 +188,13 @@ Command add_opt_command(CLI::App& app) {
   add_pass_flags(*sub, options->pass_flags);
   sub->add_flag("--list-passes", options->list_passes,
                 "List the graph passes and the loop passes, and exit");
-  sub->add_option("-o,--output", options->output, "Write the text here instead of stdout");
+  sub->add_option("-o,--output", options->output,
+                  "Write the text here instead of stdout (--emit onnx: the model file)");
   sub->add_option("--emit", options->emit,
-                  "What to print: 'graph' (the graph IR), 'loops' (every kernel lowered to "
+                  "What to print: 'graph' (the graph IR), 'onnx' (the graph as an ONNX model, "
+                  "written to the file -o names, after the passes --passes names, none by "
+                  "default; fused nodes and minic's own ops are refused), "
+                  "'loops' (every kernel lowered to "
                   "loop IR, one module; kernels with an op that has no compute rule are left "
                   "out and named on stderr), 'scheduled' (the compiled kernels after their "
                   "default schedules and the loop passes), 'llvm' (their LLVM IR, optimised), "
@@ -184,7 +203,10 @@ Command add_opt_command(CLI::App& app) {
       ->default_str("graph");
   sub->add_flag("--elide-constants", options->elide_constants,
                 "Summarise large constants (the text then does not parse back)");
-  return {sub, [options] { return run_opt(*options); }};
+  return {sub, [options, sub] {
+            options->passes_given = sub->count("--passes") > 0;
+            return run_opt(*options);
+          }};
 }
 
 }  // namespace minic::cli

@@ -1,11 +1,13 @@
-// The ONNX frontend: reads a model file into the graph IR.
+// The ONNX frontend: reads a model file into the graph IR, and writes a graph back as one.
 //
 // Course module 2. An ONNX model is a protobuf ModelProto; minic reads it with the
 // classes generated from ONNX's own onnx.proto (Debian's libonnx-dev), so the schema is
 // never copied here. Import goes: read and parse the file (refusing what is not a
 // model); list every unsupported op at once; build Values for inputs and initializers
 // and a Node per NodeProto; fix symbolic input dimensions from the options; infer shapes
-// (src/ops/shape_inference.cpp); verify.
+// (src/ops/shape_inference.cpp); verify. Export (src/frontend/onnx_writer.cpp) is its
+// inverse: importing an exported graph gives back the same graph, but for the few body
+// details ONNX spells otherwise (that file's header names them).
 //
 // Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #pragma once
@@ -67,6 +69,17 @@ std::string not_a_tensor_message(const OnnxValueInfo& value, std::string_view ro
 // Imports a model into a verified graph with every type inferred. Throws Error naming the
 // file (and node, op and reason where there is one) on bad or unsupported input.
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
+
+// Writes `graph` as an ONNX model file: the graph's opset (default domain), the oldest IR
+// version that holds it and the element types used, producer "minic"; inputs and outputs
+// with their static types, constants as initializers, every node with its attributes, and
+// the bodies of If, Loop and Scan as subgraphs that read outer values by name. Value names
+// stay minic's (a body value named like an outer one gets a fresh name, as ONNX wants).
+// Throws Error naming the node, op and reason for what ONNX cannot hold: a fused node, an
+// op of minic's own ("minic.NchwcConv"); and for a graph without an opset.
+void export_onnx(const Graph& graph, const std::string& path);
+// The serialised ModelProto that export_onnx writes.
+std::string export_onnx_bytes(const Graph& graph);
 
 // TensorProto files (the inputs and outputs of ONNX's backend tests).
 Tensor read_tensor_proto(const std::string& path);
