@@ -30,6 +30,7 @@ Command add_db_command(CLI::App& app);
 Command add_exercises_command(CLI::App& app);
 Command add_explain_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
+Command add_quantize_command(CLI::App& app);
 
 // What `minic --version` prints: minic's, LLVM's and the CUDA toolkit's versions, and
 // the CUDA driver found at run time.

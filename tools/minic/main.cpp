@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
       minic::cli::add_exercises_command(app),
       minic::cli::add_explain_command(app),
       minic::cli::add_report_command(app),
+      minic::cli::add_quantize_command(app),
   };
 
   // CLI11 would call an unknown word in the subcommand's place a missing subcommand.
