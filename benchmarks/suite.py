@@ -6,7 +6,8 @@ architectures whose weights are ConstantOfShape nodes, so the files are small), 
 examples/models/build_models.py; the committed MLP), one-node MatMul models: square N x N x N and the shapes of a BERT
 layer's projections, and int8 models: ResNet-18, MobileNetV2 and the encoder quantised by
 ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8 activations,
-calibrated on 8 random inputs), which every runtime runs as it runs QDQ models. A
+calibrated on 8 random inputs), and ResNet-18 and the encoder quantised by `minic quantize`
+the same way (NAME_minic_int8), which every runtime runs as it runs QDQ models. A
 MatMul's first operand is the model's input (activations); the second is an initializer
 (weights), as in a real model, so ORT may prepack it.
 """
@@ -35,8 +36,10 @@ BERT_GEMMS = [(128, 256, 256), (128, 256, 1024), (128, 1024, 256)]
 # --quick without --models: a small CNN, a deep CNN, the MLP and the smaller GEMMs.
 QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_128x256x256",
          "matmul_128x256x1024", "matmul_128x1024x256"]
-# The int8 models: `NAME_int8` is the built model NAME quantised (prepare).
+# The int8 models: `NAME_int8` is the built model NAME quantised by ONNX Runtime,
+# `NAME_minic_int8` by `minic quantize` (prepare).
 INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder"]
+MINIC_INT8_MODELS = ["resnet18", "bert_encoder"]
 
 
 @dataclass
@@ -77,6 +80,7 @@ def full_suite():
     shapes = [(n, n, n) for n in SQUARE_GEMMS] + BERT_GEMMS
     suite += [Benchmark(gemm_name(*mkn), "gemm", "gemm", mkn=mkn) for mkn in shapes]
     suite += [Benchmark(f"{n}_int8", "model", "int8") for n in INT8_MODELS]
+    suite += [Benchmark(f"{n}_minic_int8", "model", "int8") for n in MINIC_INT8_MODELS]
     return suite
 
 
@@ -112,13 +116,18 @@ def build_gemm_model(bench, models_dir):
     return path
 
 
-def prepare(benchmarks, models_dir, log):
+def float_model_of(bench):
+    """The built model an int8 benchmark quantises: resnet18 for resnet18_minic_int8."""
+    return bench.name[:-len("_int8")].removesuffix("_minic")
+
+
+def prepare(benchmarks, models_dir, log, minic="build/minic"):
     """Gives every benchmark its .onnx file: builds the example models and GEMMs that are
     not in models_dir yet (the builds are deterministic, so a file there is reused)."""
     os.makedirs(models_dir, exist_ok=True)
     # An int8 model needs its float model built first.
     floats = {b.name for b in benchmarks if b.source == "built"}
-    floats |= {b.name[:-len("_int8")] for b in benchmarks if b.source == "int8"}
+    floats |= {float_model_of(b) for b in benchmarks if b.source == "int8"}
     to_build = [name for name in sorted(floats)
                 if not os.path.exists(os.path.join(models_dir, f"{name}.onnx"))]
     if to_build:
@@ -135,10 +144,17 @@ def prepare(benchmarks, models_dir, log):
             bench.path = build_gemm_model(bench, models_dir)
         elif bench.source == "int8":
             bench.path = os.path.join(models_dir, f"{bench.name}.onnx")
-            if not os.path.exists(bench.path):
-                log(f"quantising {bench.name[:-len('_int8')]} with onnxruntime's quantize_static")
-                quantize_model(os.path.join(models_dir, f"{bench.name[:-len('_int8')]}.onnx"),
-                               bench.path)
+            source = os.path.join(models_dir, f"{float_model_of(bench)}.onnx")
+            if os.path.exists(bench.path):
+                pass
+            elif bench.name.endswith("_minic_int8"):
+                log(f"quantising {float_model_of(bench)} with minic quantize")
+                subprocess.run([minic, "quantize", source, "-o", bench.path, "--per-channel",
+                                "--calibrate-random", "8", "--held-out", "0"], check=True,
+                               stdout=subprocess.DEVNULL)
+            else:
+                log(f"quantising {float_model_of(bench)} with onnxruntime's quantize_static")
+                quantize_model(source, bench.path)
 
 
 def quantize_model(source, destination):
