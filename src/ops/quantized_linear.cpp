@@ -160,20 +160,31 @@ std::vector<Tensor> matmul_integer_kernel(const KernelContext& ctx) {
   return single_output(matmul_reference(ctx, a, b));
 }
 
+// The checks QLinearMatMul and QLinearConv share: inputs 0 and 3 (named `first` and
+// `second`) are 8-bit integers with zero points (inputs 2 and 5) of their types; returns
+// the output's type, y_zero_point's (input 7), int8 or uint8.
+DType check_qlinear_operands(const ShapeContext& ctx, std::string_view first,
+                             std::string_view second) {
+  const TensorType& a = ctx.input_type(0);
+  const TensorType& b = ctx.input_type(3);
+  require_byte_type(ctx, a, first);
+  require_byte_type(ctx, b, second);
+  require_same_type(ctx, &ctx.input_type(2), a, fmt::format("{}_zero_point", first));
+  require_same_type(ctx, &ctx.input_type(5), b, fmt::format("{}_zero_point", second));
+  const DType output = ctx.input_type(7).dtype;
+  if (output != DType::i8 && output != DType::u8) {
+    ctx.fail("y_zero_point is {}; it must be int8 or uint8", dtype_name(output));
+  }
+  return output;
+}
+
 // --- QLinearMatMul --------------------------------------------------------------------------
 
 // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
 std::vector<TensorType> qlinear_matmul_shape(const ShapeContext& ctx) {
   const TensorType& a = ctx.input_type(0);
   const TensorType& b = ctx.input_type(3);
-  require_byte_type(ctx, a, "a");
-  require_byte_type(ctx, b, "b");
-  require_same_type(ctx, &ctx.input_type(2), a, "a_zero_point");
-  require_same_type(ctx, &ctx.input_type(5), b, "b_zero_point");
-  const DType output = ctx.input_type(7).dtype;
-  if (output != DType::i8 && output != DType::u8) {
-    ctx.fail("y_zero_point is {}; it must be int8 or uint8", dtype_name(output));
-  }
+  const DType output = check_qlinear_operands(ctx, "a", "b");
   const DType scale = ctx.input_type(1).dtype;
   if (scale != DType::f32 && scale != DType::f16 && scale != DType::bf16) {
     ctx.fail("a_scale is {}; it must be float, float16 or bfloat16", dtype_name(scale));
@@ -259,14 +270,7 @@ std::vector<Tensor> conv_integer_kernel(const KernelContext& ctx) {
 std::vector<TensorType> qlinear_conv_shape(const ShapeContext& ctx) {
   const TensorType& x = ctx.input_type(0);
   const TensorType& w = ctx.input_type(3);
-  require_byte_type(ctx, x, "x");
-  require_byte_type(ctx, w, "w");
-  require_same_type(ctx, &ctx.input_type(2), x, "x_zero_point");
-  require_same_type(ctx, &ctx.input_type(5), w, "w_zero_point");
-  const DType output = ctx.input_type(7).dtype;
-  if (output != DType::i8 && output != DType::u8) {
-    ctx.fail("y_zero_point is {}; it must be int8 or uint8", dtype_name(output));
-  }
+  const DType output = check_qlinear_operands(ctx, "x", "w");
   for (size_t index : {1, 4, 6}) {
     if (ctx.input_type(index).dtype != DType::f32) {
       ctx.fail("input {} (a scale) is {}; it must be float", index,
