@@ -480,7 +480,7 @@ class Importer {
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
   onnx::ModelProto model = read_model_proto(path);
-  upgrade_old_opset(model, path);
+  upgrade_old_opset(model, path, options.minimum_opset);
   std::vector<OnnxUnsupportedOp> unsupported = find_unsupported_ops(model);
   if (!unsupported.empty()) throw Error(unsupported_message(path, unsupported));
   try {

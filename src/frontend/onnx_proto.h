@@ -81,9 +81,11 @@ std::string describe_node(const onnx::NodeProto& node);
 
 // When some op of the model is older than minic reads (Add with the `broadcast` attribute
 // of opset 6), converts the model in place with ONNX's version converter to the lowest
-// opset at which minic has all its ops; else leaves it as it is. Returns the model's
-// default-domain opset after. Error naming the file if the conversion fails.
-int upgrade_old_opset(onnx::ModelProto& model, const std::string& path);
+// opset at which minic has all its ops, and at least to `minimum` (a caller that needs a
+// newer op, as `minic quantize` needs opset 13's per-axis DequantizeLinear); else leaves
+// it as it is. Returns the model's default-domain opset after. Error naming the file if
+// the conversion fails.
+int upgrade_old_opset(onnx::ModelProto& model, const std::string& path, int minimum = 0);
 
 // --- nodes (onnx_attributes.cpp) -----------------------------------------------------------
 

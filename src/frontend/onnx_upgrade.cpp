@@ -123,25 +123,48 @@ void infer_value_types(onnx::ModelProto& model) {
 
 }  // namespace
 
-int upgrade_old_opset(onnx::ModelProto& model, const std::string& path) {
-  const int opset = default_opset(model);
-  bool needed = false;
-  for (const onnx::NodeProto& node : model.graph().node()) needed = needed || too_old(node, opset);
-  if (!needed) return opset;
-  const int target = upgrade_target(model.graph(), opset);
-  if (target == 0) return opset;  // find_unsupported_ops then names the ops
+namespace {
+
+// Converts `model` from `opset` to `target` with ONNX's converter, after the checks above;
+// `asked` says the target is the caller's minimum rather than what minic's ops need.
+void convert(onnx::ModelProto& model, int opset, int target, bool asked,
+             const std::string& path) {
   require_defined_inputs(model.graph(), path);
   require_valid_nodes(model.graph(), opset, path);
   try {
     // The converter's broadcasting adapters read the shapes of the values they rewrite.
     infer_value_types(model);
     model = onnx::version_conversion::ConvertVersion(model, target);
-    return target;
   } catch (const std::exception& error) {
+    if (asked) {
+      fail("{}: ONNX's version converter cannot bring the model from opset {} to opset {}: {}",
+           path, opset, target, error.what());
+    }
     fail("{}: the model's opset {} is older than minic reads for some of its ops, and ONNX's "
          "version converter cannot bring it to opset {}: {}",
          path, opset, target, error.what());
   }
+}
+
+}  // namespace
+
+int upgrade_old_opset(onnx::ModelProto& model, const std::string& path, int minimum) {
+  const int opset = default_opset(model);
+  bool needed = false;
+  for (const onnx::NodeProto& node : model.graph().node()) needed = needed || too_old(node, opset);
+  int target = needed ? upgrade_target(model.graph(), opset) : opset;
+  if (target == 0) return opset;  // find_unsupported_ops then names the ops
+  const bool asked = minimum > target;
+  if (asked) {
+    if (minimum > kConverterMaxOpset) {
+      fail("{}: the model's opset {} cannot be converted to opset {}: ONNX's version "
+           "converter here goes up to opset {}", path, opset, minimum, kConverterMaxOpset);
+    }
+    target = minimum;
+  }
+  if (target == opset) return opset;
+  convert(model, opset, target, asked, path);
+  return target;
 }
 
 }  // namespace minic

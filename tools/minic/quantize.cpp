@@ -16,6 +16,7 @@
 
 #include "minic/driver/compile.h"
 #include "minic/frontend/onnx.h"
+#include "minic/passes/pass_manager.h"
 #include "minic/quantize/quantize.h"
 
 #include <fmt/format.h>
@@ -138,8 +139,15 @@ void print_accuracy(const Graph& float_graph, const std::string& quantized_path,
 }
 
 int run_quantize(const QuantizeCommandOptions& options) {
-  Graph graph = import_onnx(options.model);
+  // QuantizeLinear begins at opset 10 and per-axis DequantizeLinear at 13: an older model
+  // is converted by ONNX's version converter first. Weights that nodes compute (the light
+  // models' ConstantOfShape) are folded into constants, so that they are quantised as
+  // weights.
   OnnxModelSummary summary = summarize_onnx(options.model);
+  OnnxImportOptions import;
+  import.minimum_opset = options.per_channel ? 13 : 10;
+  Graph graph = import_onnx(options.model, import);
+  run_passes(graph, {"fold-constants"}, codegen::host_target());
   QuantizeOptions quantize;
   quantize.method =
       options.method == "percentile" ? CalibrationMethod::percentile : CalibrationMethod::minmax;
@@ -180,6 +188,10 @@ int run_quantize(const QuantizeCommandOptions& options) {
              options.method,
              options.method == "percentile" ? fmt::format(" {}", options.percentile) : "",
              options.per_channel ? ", weights per channel" : "");
+  if (graph.opset != summary.opset) {
+    fmt::print("  note: the model's opset {} converted to {} (ONNX's version converter)\n",
+               summary.opset, graph.opset);
+  }
   for (const std::string& note : result.notes) fmt::print("  note: {}\n", note);
   fmt::print("  {:<44} {:<10} {:>22} {:>12} {:>5} {:>10}\n", "tensor", "kind", "range",
              "scale", "zero", "rel. error");

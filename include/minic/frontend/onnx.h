@@ -28,6 +28,9 @@ struct OnnxImportOptions {
   // output shape (Reshape's shape, Slice's starts, ...) is frozen to its value; other
   // inputs stay inputs. Their shapes also fix symbolic dimensions.
   std::map<std::string, Tensor> known_inputs;
+  // A model of an older opset is converted to this one first, with ONNX's version
+  // converter (0: only where minic lacks an op's older form).
+  int minimum_opset = 0;
 };
 
 // One tensor at the model's boundary, as the file states it: dimensions may be
