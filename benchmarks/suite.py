@@ -6,8 +6,9 @@ architectures whose weights are ConstantOfShape nodes, so the files are small), 
 examples/models/build_models.py; the committed MLP), one-node MatMul models: square N x N x N and the shapes of a BERT
 layer's projections, and int8 models: ResNet-18, MobileNetV2 and the encoder quantised by
 ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8 activations,
-calibrated on 8 random inputs), and ResNet-18 and the encoder quantised by `minic quantize`
-the same way (NAME_minic_int8), which every runtime runs as it runs QDQ models. A
+calibrated on 8 random inputs), and ResNet-18, the encoder and the light ResNet-50 quantised
+by `minic quantize` the same way (NAME_minic_int8), which every runtime runs as it runs QDQ
+models. A
 MatMul's first operand is the model's input (activations); the second is an initializer
 (weights), as in a real model, so ORT may prepack it.
 """
@@ -39,7 +40,7 @@ QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_12
 # The int8 models: `NAME_int8` is the built model NAME quantised by ONNX Runtime,
 # `NAME_minic_int8` by `minic quantize` (prepare).
 INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder"]
-MINIC_INT8_MODELS = ["resnet18", "bert_encoder"]
+MINIC_INT8_MODELS = ["resnet18", "bert_encoder", "resnet50"]
 
 
 @dataclass
@@ -127,7 +128,8 @@ def prepare(benchmarks, models_dir, log, minic="build/minic"):
     os.makedirs(models_dir, exist_ok=True)
     # An int8 model needs its float model built first.
     floats = {b.name for b in benchmarks if b.source == "built"}
-    floats |= {float_model_of(b) for b in benchmarks if b.source == "int8"}
+    floats |= {float_model_of(b) for b in benchmarks
+               if b.source == "int8" and float_model_of(b) not in LIGHT_MODELS}
     to_build = [name for name in sorted(floats)
                 if not os.path.exists(os.path.join(models_dir, f"{name}.onnx"))]
     if to_build:
@@ -145,6 +147,8 @@ def prepare(benchmarks, models_dir, log, minic="build/minic"):
         elif bench.source == "int8":
             bench.path = os.path.join(models_dir, f"{bench.name}.onnx")
             source = os.path.join(models_dir, f"{float_model_of(bench)}.onnx")
+            if float_model_of(bench) in LIGHT_MODELS:
+                source = os.path.join(light_models_dir(), f"light_{float_model_of(bench)}.onnx")
             if os.path.exists(bench.path):
                 pass
             elif bench.name.endswith("_minic_int8"):
