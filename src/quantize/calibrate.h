@@ -20,7 +20,8 @@ class RangeObserver {
   static constexpr int64_t kSamplesPerRun = 1 << 16;
 
   void observe(const Tensor& values);
-  // The range to quantise: [min, max], or the `percentile` of the samples from each end.
+  // The range to quantise: [min, max], the `percentile` of the samples from each end, or
+  // [min, max] clipped to the entropy threshold on each side (entropy_threshold).
   std::pair<double, double> range(CalibrationMethod method, double percentile) const;
   // RMS(dequantise(quantise(x)) - x) / RMS(x) over the samples, for uint8 with `scale`
   // and `zero_point`.
@@ -32,6 +33,15 @@ class RangeObserver {
   bool seen_ = false;
   std::vector<float> samples_;
 };
+
+// The entropy method's threshold for values `samples` whose magnitudes quantise to
+// `levels` levels: a histogram of |x| in kEntropyBins bins; for each candidate threshold
+// (a bin edge from `levels` bins on), P is the histogram below it with the bins above
+// folded into its last, Q the same bins squeezed into `levels` levels and spread back (a
+// level's count shared by the nonzero bins it covers); the threshold whose KL divergence
+// sum P log(P / Q) is least wins.
+inline constexpr int kEntropyBins = 2048;
+double entropy_threshold(const std::vector<float>& samples, int levels);
 
 // uint8 parameters for values in [low, high]: the range widened to hold 0 (so that 0, the
 // padding and ReLU's zeros, is exact), scale = range / 255, zero point = round(-low / scale).

@@ -111,3 +111,22 @@ TEST_CASE("quantize_graph writes QDQ around a Conv and a Gemm and keeps the outp
     CHECK(dot / std::sqrt(na * nb) > 0.99);
   }
 }
+
+TEST_CASE("the entropy threshold clips a normal distribution's tails, not a uniform one",
+          "[quantize]") {
+  std::mt19937 random(9);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> bell(200000);
+  for (float& x : bell) x = normal(random);
+  double largest = 0;
+  for (float x : bell) largest = std::max(largest, std::fabs(static_cast<double>(x)));
+  const double bell_threshold = entropy_threshold(bell, 128);
+  INFO("max |x| " << largest << ", threshold " << bell_threshold);
+  CHECK(bell_threshold > 2.0);
+  CHECK(bell_threshold < largest * 0.9);
+  // Uniform values have no tail to clip: the threshold stays near the largest value.
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::vector<float> flat(200000);
+  for (float& x : flat) x = uniform(random);
+  CHECK(entropy_threshold(flat, 256) > 0.95);
+}

@@ -149,8 +149,9 @@ int run_quantize(const QuantizeCommandOptions& options) {
   Graph graph = import_onnx(options.model, import);
   run_passes(graph, {"fold-constants"}, codegen::host_target());
   QuantizeOptions quantize;
-  quantize.method =
-      options.method == "percentile" ? CalibrationMethod::percentile : CalibrationMethod::minmax;
+  quantize.method = options.method == "percentile" ? CalibrationMethod::percentile
+                    : options.method == "entropy"  ? CalibrationMethod::entropy
+                                                   : CalibrationMethod::minmax;
   quantize.percentile = options.percentile;
   quantize.per_channel = options.per_channel;
   quantize.exclude = options.exclude;
@@ -227,9 +228,10 @@ Command add_quantize_command(CLI::App& app) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   sub->add_option("--method", options->method,
-                  "How a range is taken from the calibration values: minmax (their extremes) "
-                  "or percentile (--percentile of them from each end)")
-      ->check(CLI::IsMember({"minmax", "percentile"}))
+                  "How a range is taken from the calibration values: minmax (their extremes), "
+                  "percentile (--percentile of them from each end) or entropy (the clipping "
+                  "threshold of least KL divergence)")
+      ->check(CLI::IsMember({"minmax", "percentile", "entropy"}))
       ->capture_default_str();
   sub->add_option("--percentile", options->percentile, "The percentile method's percentile")
       ->check(CLI::Range(50.0, 100.0))

@@ -6,9 +6,11 @@
 //      float32 whose op is not excluded;
 //   2. calibration: the graph runs on every calibration input with each activation those
 //      ops read (input 0, and a MatMul's B when it is not a constant) as an extra output,
-//      and the range of each is kept: its minimum and maximum (minmax), or the values at
+//      and the range of each is kept: its minimum and maximum (minmax), the values at
 //      the given percentile from each end (percentile: a few outliers no longer stretch
-//      the range that every other value loses resolution to);
+//      the range that every other value loses resolution to), or the clipping threshold
+//      whose quantised distribution is closest to the values' own (entropy: the least
+//      KL divergence, TensorRT's calibration);
 //   3. parameters: activations uint8, asymmetric: the range widened to hold 0, scale =
 //      range / 255, zero point = round(-low / scale); weights int8, symmetric (zero point
 //      0): scale = max |w| / 127, per output channel or for the whole tensor;
@@ -29,7 +31,7 @@
 
 namespace minic {
 
-enum class CalibrationMethod { minmax, percentile };
+enum class CalibrationMethod { minmax, percentile, entropy };
 
 struct QuantizeOptions {
   CalibrationMethod method = CalibrationMethod::minmax;
