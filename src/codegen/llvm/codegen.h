@@ -71,7 +71,6 @@ class CodeGen {
   llvm::Value* emit_call(const loop::Call* node);
   // acc + dot4_u8i8(a, b), for `node` that call.
   llvm::Value* emit_dot4(llvm::Value* acc, const loop::Call* node);
-  bool has_feature(std::string_view feature) const;
   llvm::Value* emit_exp_f64(llvm::Value* x);
   llvm::Value* emit_exp_f32(llvm::Value* x);
   llvm::Value* emit_erf_f32(llvm::Value* x);

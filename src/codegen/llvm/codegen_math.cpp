@@ -117,23 +117,19 @@ std::optional<int> constant_quarters(llvm::Value* exponent) {
 
 }  // namespace
 
-bool CodeGen::has_feature(std::string_view feature) const {
-  std::string wanted = fmt::format(",+{},", feature);
-  return ("," + features_ + ",").find(wanted) != std::string::npos;
-}
-
 llvm::Value* CodeGen::emit_dot4(llvm::Value* acc, const Call* node) {
   auto& B = builder_;
   llvm::Value* a = emit(node->args[0]);
   llvm::Value* b = emit(node->args[1]);
   const int lanes = node->type.lanes;
-  const bool vl = has_feature("avxvnni") ||
-                  (has_feature("avx512vnni") && has_feature("avx512vl"));
+  const Target& target = options_.target;
+  const bool vl = target.has_feature("avxvnni") ||
+                  (target.has_feature("avx512vnni") && target.has_feature("avx512vl"));
   // The widest instruction whose lanes divide the vector's; a longer vector (a tile of two
   // vectors) is done in pieces of that width, put back together after.
   std::optional<llvm::Intrinsic::ID> vnni;
   int width = 0;
-  if (lanes % 16 == 0 && has_feature("avx512vnni")) {
+  if (lanes % 16 == 0 && target.has_feature("avx512vnni")) {
     vnni = llvm::Intrinsic::x86_avx512_vpdpbusd_512;
     width = 16;
   } else if (lanes % 8 == 0 && vl) {
