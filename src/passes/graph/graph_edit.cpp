@@ -13,6 +13,7 @@
 #include "graph_edit.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace minic::edit {
 
@@ -82,12 +83,33 @@ int64_t int_attribute(const Node& node, std::string_view name, int64_t fallback)
   return std::get<int64_t>(it->second);
 }
 
+double float_attribute(const Node& node, std::string_view name, double fallback) {
+  auto it = node.attributes.find(name);
+  if (it == node.attributes.end() || !std::holds_alternative<float>(it->second)) return fallback;
+  return std::get<float>(it->second);
+}
+
 std::vector<int64_t> ints_attribute(const Node& node, std::string_view name,
                                     std::vector<int64_t> fallback) {
   auto it = node.attributes.find(name);
   if (it == node.attributes.end()) return fallback;
   if (!std::holds_alternative<std::vector<int64_t>>(it->second)) return {};
   return std::get<std::vector<int64_t>>(it->second);
+}
+
+Tensor transposed(const Tensor& matrix) {
+  const int64_t rows = matrix.shape()[0];
+  const int64_t columns = matrix.shape()[1];
+  Tensor result(matrix.dtype(), {columns, rows});
+  const size_t size = static_cast<size_t>(dtype_size(matrix.dtype()));
+  const std::byte* from = matrix.bytes().data();
+  std::byte* to = result.bytes().data();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < columns; ++c) {
+      std::memcpy(to + (c * rows + r) * size, from + (r * columns + c) * size, size);
+    }
+  }
+  return result;
 }
 
 Value* add_node_of_type(Graph& graph, const std::string& op, std::vector<Value*> inputs,

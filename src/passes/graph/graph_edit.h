@@ -1,8 +1,8 @@
 // Small graph edits shared by the rewrite passes (simplify, fold-batchnorm,
-// fold-conv-affine, pretranspose-weights, blocked-layout, winograd): forward a node's
-// result to another value, drop what a rewrite left unused, read a node's attributes, add
-// a node whose result type the rewrite knows, and read or build the constants the folds
-// compute with. (One input is rewired with
+// fold-conv-affine, pretranspose-weights, blocked-layout, winograd, qdq-to-integer):
+// forward a node's result to another value, drop what a rewrite left unused, read a node's
+// attributes, add a node whose result type the rewrite knows, and read or build the
+// constants the folds compute with. (One input is rewired with
 // Graph::set_input.)
 //
 // Course module 2. Every edit keeps the Graph invariants (users lists, producers, names),
@@ -54,10 +54,18 @@ std::optional<std::vector<int64_t>> constant_ints(const Value* value);
 // The int attribute `name` of `node`; `fallback` where it is absent or not an int.
 int64_t int_attribute(const Node& node, std::string_view name, int64_t fallback);
 
+// The float attribute `name` of `node` (Gemm's alpha and beta); `fallback` where it is
+// absent or not a float.
+double float_attribute(const Node& node, std::string_view name, double fallback);
+
 // The ints attribute `name` of `node`; `fallback` where it is absent, and empty where it is
 // not a list of ints (so that a check against the expected list fails).
 std::vector<int64_t> ints_attribute(const Node& node, std::string_view name,
                                     std::vector<int64_t> fallback);
+
+// A 2-d constant's data transposed: [rows, columns] -> [columns, rows], any element type
+// (the bytes of each element are moved, not converted).
+Tensor transposed(const Tensor& matrix);
 
 // A new node `op` reading `inputs`, with one result named from `name` whose type is
 // `type` (a rewrite knows it, so no shape rule runs), and `attributes`; returns the result.

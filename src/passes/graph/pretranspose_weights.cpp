@@ -10,25 +10,9 @@
 
 #include "graph_edit.h"
 
-#include <cstring>
 
 namespace minic {
 namespace {
-
-Tensor transposed(const Tensor& matrix) {
-  const int64_t rows = matrix.shape()[0];
-  const int64_t columns = matrix.shape()[1];
-  Tensor result(matrix.dtype(), {columns, rows});
-  const size_t size = static_cast<size_t>(dtype_size(matrix.dtype()));
-  const std::byte* from = matrix.bytes().data();
-  std::byte* to = result.bytes().data();
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < columns; ++c) {
-      std::memcpy(to + (c * rows + r) * size, from + (r * columns + c) * size, size);
-    }
-  }
-  return result;
-}
 
 bool transposes_b(const Node& node) { return edit::int_attribute(node, "transB", 0) != 0; }
 
@@ -39,7 +23,8 @@ void pretranspose_weights(Graph& graph) {
     if (node->op != "Gemm" || !transposes_b(*node) || !node->has_input(1)) continue;
     const Value* b = node->input(1);
     if (!b->is_constant() || b->constant->rank() != 2) continue;
-    Value* b_t = graph.add_constant(graph.unique_name(b->name() + "_t"), transposed(*b->constant));
+    Value* b_t =
+        graph.add_constant(graph.unique_name(b->name() + "_t"), edit::transposed(*b->constant));
     graph.set_input(node, 1, b_t);
     node->attributes.erase("transB");
   }

@@ -75,31 +75,12 @@ std::optional<Dequantized> dequantized(const Value* value) {
   return d;
 }
 
-// The float attribute `name` of `node` (Gemm's alpha and beta); `fallback` where absent.
-double float_attribute(const Node& node, std::string_view name, double fallback) {
-  auto it = node.attributes.find(name);
-  if (it == node.attributes.end()) return fallback;
-  const float* value = std::get_if<float>(&it->second);
-  return value ? *value : fallback;
-}
-
 // Input `index` of `node` if a DQ per tensor, or per index along `axis` where `axis` is
 // not -1; else nullopt.
 std::optional<Dequantized> operand(const Node& node, size_t index, int64_t axis) {
   std::optional<Dequantized> d = dequantized(node.input(index));
   if (!d || (d->axis != -1 && d->axis != axis)) return std::nullopt;
   return d;
-}
-
-// `data` (a 2-D constant) transposed.
-Tensor transposed(const Tensor& data) {
-  const int64_t rows = data.shape()[0];
-  const int64_t columns = data.shape()[1];
-  std::vector<double> values(static_cast<size_t>(rows * columns));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < columns; ++c) values[c * rows + r] = data.as_double(r * columns + c);
-  }
-  return Tensor::from_vector<double>({columns, rows}, values).cast(data.dtype());
 }
 
 // Rewrites `node` (Conv, MatMul or Gemm) if its operands allow (see the file comment);
@@ -125,10 +106,11 @@ bool rewrite(Graph& graph, Node& node) {
   Value* wq = w->q;
   if (trans_b) {
     if (!wq->is_constant()) return false;
-    wq = graph.add_constant(graph.unique_name(wq->name() + "_t"), transposed(*wq->constant));
+    wq = graph.add_constant(graph.unique_name(wq->name() + "_t"),
+                            edit::transposed(*wq->constant));
   }
   // The output's scale: x's times the weight's, per output channel or for all.
-  const double alpha = gemm ? float_attribute(node, "alpha", 1.0) : 1.0;
+  const double alpha = gemm ? edit::float_attribute(node, "alpha", 1.0) : 1.0;
   std::vector<double> scales;
   for (double s : w->scales) {
     scales.push_back(static_cast<float>(static_cast<float>(x->scales[0] * s) * alpha));
@@ -172,7 +154,7 @@ void qdq_to_integer(Graph& graph) {
   for (Node* node : graph.nodes()) {
     if (node->op != "Conv" && node->op != "MatMul" && node->op != "Gemm") continue;
     // Gemm's beta scales C: only beta = 1 is rewritten.
-    if (node->op == "Gemm" && float_attribute(*node, "beta", 1.0) != 1.0) continue;
+    if (node->op == "Gemm" && edit::float_attribute(*node, "beta", 1.0) != 1.0) continue;
     changed = rewrite(graph, *node) || changed;
   }
   if (!changed) return;
