@@ -58,6 +58,13 @@ bool is_quant_int(DType type) {
   }
 }
 
+loop::Expr saturate_to(DType type, const loop::Expr& value) {
+  const QuantRange range = quant_range(type);
+  const DType wide = value.type().dtype;
+  return cast(type, loop::min(loop::max(value, constant(wide, static_cast<double>(range.min))),
+                              constant(wide, static_cast<double>(range.max))));
+}
+
 double round_to_precision(double value, DType type) {
   switch (type) {
     case DType::f32: return static_cast<float>(value);
@@ -254,7 +261,6 @@ std::vector<ComputeTensor> quantize_compute(const ComputeContext& ctx) {
       ctx.has_input(2) ? std::optional(ctx.input(2).dtype()) : std::nullopt);
   const QuantGranularity g = QuantGranularity::read(
       ctx, x.shape(), scale.type(), ctx.has_input(2) ? &ctx.input(2).type() : nullptr);
-  const QuantRange range = quant_range(type.dtype);
   // The rounding and saturation are done in the division's type, widened to f32 from the
   // 16-bit floats (whose integers run out at 2048).
   const DType wide = types.division == DType::f64 ? DType::f64 : DType::f32;
@@ -265,9 +271,7 @@ std::vector<ComputeTensor> quantize_compute(const ComputeContext& ctx) {
     loop::Expr q = cast(wide, quotient);
     loop::Expr value = call("round", {q});
     if (ctx.has_input(2)) value = value + cast(wide, ctx.input(2)(p));
-    value = loop::min(loop::max(value, constant(wide, static_cast<double>(range.min))),
-                      constant(wide, static_cast<double>(range.max)));
-    return cast(type.dtype, value);
+    return saturate_to(type.dtype, value);
   })};
 }
 

@@ -41,6 +41,10 @@ inline int64_t round_and_saturate(double value, QuantRange range) {
       std::clamp(rounded, static_cast<double>(range.min), static_cast<double>(range.max)));
 }
 
+// The same in loop IR for a float expression already rounded: `value` clamped to the
+// range of `type` (an 8- or 16-bit integer) and converted to it.
+loop::Expr saturate_to(DType type, const loop::Expr& value);
+
 // `value` rounded to the precision of `type`: a float32, float16 or bfloat16 division or
 // product computed in double and rounded once gives the result of computing it in that
 // type (double has more than twice their precision). Other types: unchanged.

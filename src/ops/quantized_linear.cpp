@@ -33,23 +33,19 @@ namespace minic {
 
 namespace {
 
-void require_byte_type(const NodeContext& ctx, const TensorType& type, std::string_view what) {
-  if (type.dtype != DType::i8 && type.dtype != DType::u8) {
-    ctx.fail("{} is {}; it must be int8 or uint8", what, type_string(type));
+// Input `index`, checked: an int8 or uint8 operand whose zero point (input `zero_index`,
+// where present) has its type; `name` and `zero_name` name the two in errors.
+const TensorType& quantized_operand(const ShapeContext& ctx, size_t index, size_t zero_index,
+                                    std::string_view name, std::string_view zero_name) {
+  const TensorType& operand = ctx.input_type(index);
+  if (operand.dtype != DType::i8 && operand.dtype != DType::u8) {
+    ctx.fail("{} is {}; it must be int8 or uint8", name, type_string(operand));
   }
-}
-
-// An optional input's type, or null.
-const TensorType* optional_type(const ShapeContext& ctx, size_t index) {
-  return ctx.has_input(index) ? &ctx.input_type(index) : nullptr;
-}
-
-void require_same_type(const NodeContext& ctx, const TensorType* zero_point,
-                       const TensorType& operand, std::string_view what) {
-  if (zero_point && zero_point->dtype != operand.dtype) {
-    ctx.fail("{} is {} but its operand is {}; they must have the same type", what,
-             dtype_name(zero_point->dtype), dtype_name(operand.dtype));
+  if (ctx.has_input(zero_index) && ctx.input_type(zero_index).dtype != operand.dtype) {
+    ctx.fail("{} is {} but its operand is {}; they must have the same type", zero_name,
+             dtype_name(ctx.input_type(zero_index).dtype), dtype_name(operand.dtype));
   }
+  return operand;
 }
 
 
@@ -136,12 +132,8 @@ Tensor requantize(const Tensor& acc, const OutputParameter& scale_a,
 // --- MatMulInteger ------------------------------------------------------------------------
 
 std::vector<TensorType> matmul_integer_shape(const ShapeContext& ctx) {
-  const TensorType& a = ctx.input_type(0);
-  const TensorType& b = ctx.input_type(1);
-  require_byte_type(ctx, a, "A");
-  require_byte_type(ctx, b, "B");
-  require_same_type(ctx, optional_type(ctx, 2), a, "a_zero_point");
-  require_same_type(ctx, optional_type(ctx, 3), b, "b_zero_point");
+  const TensorType& a = quantized_operand(ctx, 0, 2, "A", "a_zero_point");
+  const TensorType& b = quantized_operand(ctx, 1, 3, "B", "b_zero_point");
   MatMulShapes s = matmul_shapes(ctx, a.shape, b.shape);
   if (ctx.has_input(2)) {
     parameter_shape(ctx, ctx.input_type(2).shape, a.shape, ParameterAxis::row, "a_zero_point");
@@ -165,12 +157,8 @@ std::vector<Tensor> matmul_integer_kernel(const KernelContext& ctx) {
 // the output's type, y_zero_point's (input 7), int8 or uint8.
 DType check_qlinear_operands(const ShapeContext& ctx, std::string_view first,
                              std::string_view second) {
-  const TensorType& a = ctx.input_type(0);
-  const TensorType& b = ctx.input_type(3);
-  require_byte_type(ctx, a, first);
-  require_byte_type(ctx, b, second);
-  require_same_type(ctx, &ctx.input_type(2), a, fmt::format("{}_zero_point", first));
-  require_same_type(ctx, &ctx.input_type(5), b, fmt::format("{}_zero_point", second));
+  quantized_operand(ctx, 0, 2, first, fmt::format("{}_zero_point", first));
+  quantized_operand(ctx, 3, 5, second, fmt::format("{}_zero_point", second));
   const DType output = ctx.input_type(7).dtype;
   if (output != DType::i8 && output != DType::u8) {
     ctx.fail("y_zero_point is {}; it must be int8 or uint8", dtype_name(output));
@@ -244,12 +232,8 @@ void require_per_tensor(const NodeContext& ctx, const TensorType& type, std::str
 }
 
 std::vector<TensorType> conv_integer_shape(const ShapeContext& ctx) {
-  const TensorType& x = ctx.input_type(0);
-  const TensorType& w = ctx.input_type(1);
-  require_byte_type(ctx, x, "x");
-  require_byte_type(ctx, w, "w");
-  require_same_type(ctx, optional_type(ctx, 2), x, "x_zero_point");
-  require_same_type(ctx, optional_type(ctx, 3), w, "w_zero_point");
+  const TensorType& x = quantized_operand(ctx, 0, 2, "x", "x_zero_point");
+  const TensorType& w = quantized_operand(ctx, 1, 3, "w", "w_zero_point");
   if (ctx.has_input(2)) require_per_tensor(ctx, ctx.input_type(2), "x_zero_point");
   if (ctx.has_input(3)) {
     parameter_shape(ctx, ctx.input_type(3).shape, w.shape, ParameterAxis::first,
@@ -284,7 +268,7 @@ std::vector<TensorType> qlinear_conv_shape(const ShapeContext& ctx) {
     parameter_shape(ctx, ctx.input_type(index).shape, w.shape, ParameterAxis::first,
                     "w's scale or zero point");
   }
-  const TensorType* bias = optional_type(ctx, 8);
+  const TensorType* bias = ctx.has_input(8) ? &ctx.input_type(8) : nullptr;
   if (bias && bias->dtype != DType::i32) {
     ctx.fail("B is {}; it must be int32 (quantised at x_scale * w_scale)", type_string(*bias));
   }

@@ -32,6 +32,14 @@ namespace minic {
 
 namespace {
 
+// As requantize (quantized_linear.cpp): the int32 `sum` times `multiplier` (computed in the
+// scales' type) in double, rounded, plus the output's zero point, saturated to `type`.
+loop::Expr requantized(DType type, const loop::Expr& sum, const loop::Expr& multiplier,
+                       const loop::Expr& zero_point) {
+  loop::Expr value = call("round", {cast(DType::f64, sum) * cast(DType::f64, multiplier)});
+  return saturate_to(type, value + cast(DType::f64, zero_point));
+}
+
 // The indices into a parameter (zero point or scale) of `shape` for element `at` of its
 // operand (or of the output, for the output's own parameters), read as `axis` says.
 Indices parameter_indices(const Shape& shape, const Indices& at, ParameterAxis axis) {
@@ -296,8 +304,6 @@ std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx) {
   }
   ComputeTensor sum = integer_matmul_sum(ctx, 0, 3, 2, 5);
   const TensorType& type = ctx.output_type(0);
-  const QuantRange range = quant_range(type.dtype);
-  // As requantize: the multiplier in the scales' type, the rest in double.
   return {ctx.compute(stage_name(ctx), type, [&](const Indices& i) {
     auto at = [&](size_t index, ParameterAxis axis) {
       const ComputeTensor& p = ctx.input(index);
@@ -305,11 +311,7 @@ std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx) {
     };
     loop::Expr multiplier = loop::Div::make(
         at(1, ParameterAxis::row) * at(4, ParameterAxis::any), at(6, ParameterAxis::any));
-    loop::Expr value = call("round", {cast(DType::f64, sum(i)) * cast(DType::f64, multiplier)});
-    value = value + cast(DType::f64, at(7, ParameterAxis::any));
-    value = loop::min(loop::max(value, constant(DType::f64, static_cast<double>(range.min))),
-                      constant(DType::f64, static_cast<double>(range.max)));
-    return cast(type.dtype, value);
+    return requantized(type.dtype, sum(i), multiplier, at(7, ParameterAxis::any));
   })};
 }
 
@@ -319,12 +321,10 @@ std::vector<ComputeTensor> conv_integer_compute(const ComputeContext& ctx) {
   return integer_conv_compute(ctx, 0, 1, 2, 3, std::nullopt, {});
 }
 
-// As requantize: the multiplier x_scale * w_scale[m] / y_scale in float, the rest in
-// double.
+// Requantised with the multiplier x_scale * w_scale[m] / y_scale.
 std::vector<ComputeTensor> qlinear_conv_compute(const ComputeContext& ctx) {
-  const TensorType& type = ctx.output_type(0);
-  const QuantRange range = quant_range(type.dtype);
-  auto requantized = [&](const loop::Expr& sum, const Indices& i) {
+  const DType type = ctx.output_type(0).dtype;
+  auto finish = [&](const loop::Expr& sum, const Indices& i) {
     auto one = [&](size_t input) {
       const ComputeTensor& p = ctx.input(input);
       return p(Indices(p.shape().size(), index(0)));
@@ -333,13 +333,9 @@ std::vector<ComputeTensor> qlinear_conv_compute(const ComputeContext& ctx) {
     loop::Expr per_channel =
         w_scale(parameter_indices(w_scale.shape(), {i[1]}, ParameterAxis::first));
     loop::Expr multiplier = loop::Div::make(one(1) * per_channel, one(6));
-    loop::Expr value = call("round", {cast(DType::f64, sum) * cast(DType::f64, multiplier)});
-    value = value + cast(DType::f64, one(7));
-    value = loop::min(loop::max(value, constant(DType::f64, static_cast<double>(range.min))),
-                      constant(DType::f64, static_cast<double>(range.max)));
-    return cast(type.dtype, value);
+    return requantized(type, sum, multiplier, one(7));
   };
-  return integer_conv_compute(ctx, 0, 3, 2, 5, 8, requantized);
+  return integer_conv_compute(ctx, 0, 3, 2, 5, 8, finish);
 }
 
 }  // namespace minic
