@@ -14,6 +14,7 @@
 
 #include "calibrate.h"
 
+#include "minic/ops/op.h"
 #include "minic/ops/shape_inference.h"
 
 #include <algorithm>
@@ -34,13 +35,6 @@ bool excluded(const QuantizeOptions& options, const std::string& op) {
   return std::find(options.exclude.begin(), options.exclude.end(), op) != options.exclude.end();
 }
 
-int64_t int_attribute(const Node& node, std::string_view name, int64_t fallback) {
-  auto it = node.attributes.find(name);
-  if (it == node.attributes.end()) return fallback;
-  const int64_t* value = std::get_if<int64_t>(&it->second);
-  return value ? *value : fallback;
-}
-
 // Step 1: the Conv, MatMul and Gemm nodes to quantise.
 std::vector<Target> targets(Graph& graph, const QuantizeOptions& options) {
   std::vector<Target> found;
@@ -49,7 +43,8 @@ std::vector<Target> targets(Graph& graph, const QuantizeOptions& options) {
     const bool gemm = node->op == "Gemm";
     if ((!conv && !gemm && node->op != "MatMul") || excluded(options, node->op)) continue;
     if (node->input(0)->type.dtype != DType::f32) continue;
-    if (gemm && int_attribute(*node, "transA", 0) != 0) continue;
+    const NodeContext attributes(*node, graph.opset);
+    if (gemm && attributes.get_int("transA", 0) != 0) continue;
     Target target{node, {0}};
     const Value* weight = node->input(1);
     if (!weight->is_constant()) {
@@ -57,7 +52,7 @@ std::vector<Target> targets(Graph& graph, const QuantizeOptions& options) {
     } else if (conv) {
       target.weight_axis = 0;
     } else if (gemm) {
-      target.weight_axis = int_attribute(*node, "transB", 0) != 0 ? 0 : 1;
+      target.weight_axis = attributes.get_int("transB", 0) != 0 ? 0 : 1;
     } else if (weight->type.rank() == 2) {
       target.weight_axis = 1;  // a MatMul's B [K, N]: a scale per column
     }
