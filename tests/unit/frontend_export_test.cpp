@@ -81,13 +81,7 @@ struct NodeCaseResult {
 // the same text after another round trip.
 NodeCaseResult run_node_case(const fs::path& folder) {
   const std::string model = (folder / "model.onnx").string();
-  OnnxModelSummary summary = summarize_onnx(model);
-  OnnxImportOptions options;
-  for (size_t k = 0; k < summary.inputs.size(); ++k) {
-    fs::path file = folder / "test_data_set_0" / fmt::format("input_{}.pb", k);
-    if (!fs::exists(file)) break;
-    options.known_inputs[summary.inputs[k].name] = read_tensor_proto(file.string());
-  }
+  OnnxImportOptions options = node_case_import_options(folder);
   Graph graph = import_onnx(model, options);
   // Inputs frozen into constants on import are initializers in the exported file.
   OnnxImportOptions again;

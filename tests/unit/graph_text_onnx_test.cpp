@@ -37,17 +37,6 @@ std::string round_trip_problem(const Graph& graph, const std::string& source) {
   }
 }
 
-// The inputs of test_data_set_0, bound by position to the model's graph inputs.
-OnnxImportOptions known_inputs(const fs::path& folder, const OnnxModelSummary& summary) {
-  OnnxImportOptions options;
-  for (size_t k = 0; k < summary.inputs.size(); ++k) {
-    fs::path file = folder / "test_data_set_0" / fmt::format("input_{}.pb", k);
-    if (!fs::exists(file)) break;
-    options.known_inputs[summary.inputs[k].name] = read_tensor_proto(file.string());
-  }
-  return options;
-}
-
 }  // namespace
 
 TEST_CASE("ONNX node tests round-trip through the text form", "[graph_text][onnx]") {
@@ -64,7 +53,7 @@ TEST_CASE("ONNX node tests round-trip through the text form", "[graph_text][onnx
     std::string model = (folder / "model.onnx").string();
     Graph graph;
     try {
-      graph = import_onnx(model, known_inputs(folder, summarize_onnx(model)));
+      graph = import_onnx(model, testing::node_case_import_options(folder));
     } catch (const Error&) {
       ++not_imported;  // an op or case minic does not support: not this test's concern
       continue;

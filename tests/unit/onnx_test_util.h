@@ -2,6 +2,7 @@
 // them in a temporary directory. Course module 2.
 #pragma once
 
+#include "minic/frontend/onnx.h"
 #include "minic/support/error.h"
 
 #include <onnx/onnx_pb.h>
@@ -49,6 +50,19 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// How an ONNX node test folder's model is imported for a test: the inputs of
+// test_data_set_0, bound by position to the model's graph inputs, as known values.
+inline OnnxImportOptions node_case_import_options(const std::filesystem::path& folder) {
+  OnnxModelSummary summary = summarize_onnx((folder / "model.onnx").string());
+  OnnxImportOptions options;
+  for (size_t k = 0; k < summary.inputs.size(); ++k) {
+    std::filesystem::path file = folder / "test_data_set_0" / fmt::format("input_{}.pb", k);
+    if (!std::filesystem::exists(file)) break;
+    options.known_inputs[summary.inputs[k].name] = read_tensor_proto(file.string());
+  }
+  return options;
+}
 
 // The names of a case list (tests/onnx/node_cases.tsv, tests/onnx/expected_pass.txt): the
 // first column of each line, tab-separated; '#' starts a comment.

@@ -34,6 +34,14 @@ Tensor random_bytes(DType type, Shape shape, std::mt19937& random) {
   return values.cast(type);
 }
 
+// `count` random int8 values (the whole range), comma-separated: a constant's dense<[...]>.
+std::string random_int8_list(int64_t count, std::mt19937& random) {
+  std::uniform_int_distribution<int> pick(-128, 127);
+  std::string text;
+  for (int64_t i = 0; i < count; ++i) text += fmt::format("{}{}", i ? ", " : "", pick(random));
+  return text;
+}
+
 // The largest |a - b| over the elements of two tensors of one shape.
 double max_difference(const Tensor& a, const Tensor& b) {
   REQUIRE(a.shape() == b.shape());
@@ -336,12 +344,6 @@ TEST_CASE("int8 matrix products in VNNI's form agree with their kernels",
   // a multiple of 4 and not (the last word padded with zero bytes), uint8 and int8 A
   // (shifted by 128), per-tensor and per-row zero points.
   std::mt19937 random(29);
-  auto bytes = [&](int64_t count, int low, int high) {
-    std::uniform_int_distribution<int> pick(low, high);
-    std::string text;
-    for (int64_t i = 0; i < count; ++i) text += fmt::format("{}{}", i ? ", " : "", pick(random));
-    return text;
-  };
   Graph graph = parse_graph(fmt::format(R"(
     graph words(%a: u8[5,16], %c: i8[2,3,13]) ->
         (%y0: i32[5,7], %y1: i32[5,7], %y2: i32[2,3,6], %y3: u8[5,7]) opset 21 {{
@@ -360,7 +362,8 @@ TEST_CASE("int8 matrix products in VNNI's form agree with their kernels",
       %y2 = MatMulInteger(%c, %d, %zc)
       %y3 = QLinearMatMul(%a, %sa, %za, %b, %sb, %z0, %sy, %zy)
       return %y0, %y1, %y2, %y3
-    }})", fmt::arg("b", bytes(16 * 7, -128, 127)), fmt::arg("d", bytes(13 * 6, -128, 127))));
+    }})", fmt::arg("b", random_int8_list(16 * 7, random)),
+      fmt::arg("d", random_int8_list(13 * 6, random))));
   infer_shapes(graph);
   for (const Node* node : graph.nodes()) {
     // The rules took the word form: the lowered kernel sums dot4_u8i8.
@@ -377,12 +380,6 @@ TEST_CASE("int8 convolutions in VNNI's form agree with their kernels", "[ops][qu
   // with its bordered copy), uint8 and int8 inputs (shifted by 128), zero points 0 and not,
   // QLinearConv with a bias. The weights are constants over the whole int8 range.
   std::mt19937 random(37);
-  auto bytes = [&](int64_t count) {
-    std::uniform_int_distribution<int> pick(-128, 127);
-    std::string text;
-    for (int64_t i = 0; i < count; ++i) text += fmt::format("{}{}", i ? ", " : "", pick(random));
-    return text;
-  };
   Graph graph = parse_graph(fmt::format(R"(
     graph words(%x: u8[1,6,8,8], %s: i8[1,3,7,7]) ->
         (%y0: i32[1,5,8,8], %y1: i32[1,5,4,4], %y2: i32[1,5,8,8], %y3: i32[1,5,4,4],
@@ -406,8 +403,9 @@ TEST_CASE("int8 convolutions in VNNI's form agree with their kernels", "[ops][qu
       %y5 = QLinearConv(%s, %sx, %zs, %ws, %sw, %z0, %sy, %zy, %b) {{pads=[1, 1, 1, 1]}}
       %y6 = ConvInteger(%s, %ws, %zs) {{strides=[2, 2], pads=[1, 1, 1, 1]}}
       return %y0, %y1, %y2, %y3, %y4, %y5, %y6
-    }})", fmt::arg("w1", bytes(5 * 6)), fmt::arg("w3", bytes(5 * 6 * 9)),
-      fmt::arg("ws", bytes(4 * 3 * 9))));
+    }})", fmt::arg("w1", random_int8_list(5 * 6, random)),
+      fmt::arg("w3", random_int8_list(5 * 6 * 9, random)),
+      fmt::arg("ws", random_int8_list(4 * 3 * 9, random))));
   infer_shapes(graph);
   for (const Node* node : graph.nodes()) {
     std::string text = loop::print_func(lower_node(*node, graph.opset, testing::avx512()));
