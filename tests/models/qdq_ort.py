@@ -38,6 +38,7 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
 import build_models  # noqa: E402  (examples/models/build_models.py)
+from compare_with_ort import random_inputs  # noqa: E402  (the model tests' input generator)
 
 MODELS = ["mlp", "small_cnn", "bert_encoder"]
 CONFIGS = {
@@ -47,27 +48,9 @@ CONFIGS = {
 }
 
 
-def random_feed(model, rng):
-    """One random value per graph input: floats in [-1, 1), ids in [0, 100), masks 1."""
-    feed = {}
-    initializers = {t.name for t in model.graph.initializer}
-    for value in model.graph.input:
-        if value.name in initializers:
-            continue
-        tensor = value.type.tensor_type
-        shape = [d.dim_value for d in tensor.shape.dim]
-        if tensor.elem_type == onnx.TensorProto.INT64:
-            feed[value.name] = (np.ones(shape, np.int64) if "mask" in value.name
-                                else rng.integers(0, 100, shape).astype(np.int64))
-        else:
-            feed[value.name] = rng.uniform(-1, 1, shape).astype(np.float32)
-    return feed
-
-
 class Calibration(CalibrationDataReader):
     def __init__(self, model, count):
-        rng = np.random.default_rng(0)
-        self.feeds = iter([random_feed(model, rng) for _ in range(count)])
+        self.feeds = iter([random_inputs(model, seed) for seed in range(count)])
 
     def get_next(self):
         return next(self.feeds, None)
@@ -136,7 +119,7 @@ def main():
         float_path = os.path.join(out, f"{name}.onnx")
         model = build_models.MODELS[name]()
         onnx.save(model, float_path)
-        feed = random_feed(model, np.random.default_rng(1))
+        feed = random_inputs(model, 100)
         for config, options in CONFIGS.items():
             path = os.path.join(out, f"{name}.{config.replace(' ', '-')}.onnx")
             quantize_static(float_path, path, Calibration(model, 8),

@@ -39,7 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_models  # noqa: E402  (examples/models/build_models.py)
-from qdq_ort import random_feed  # noqa: E402
+from compare_with_ort import random_inputs  # noqa: E402  (the model tests' input generator)
 
 MODELS = ["mlp", "small_cnn", "bert_encoder"]
 
@@ -96,9 +96,8 @@ def main():
         model = build_models.MODELS[name]()
         float_path = os.path.join(out, f"{name}.onnx")
         onnx.save(model, float_path)
-        rng = np.random.default_rng(3)
-        calibration = [random_feed(model, rng) for _ in range(8)]
-        held_out = [random_feed(model, rng) for _ in range(4)]
+        calibration = [random_inputs(model, seed) for seed in range(8)]
+        held_out = [random_inputs(model, 100 + seed) for seed in range(4)]
         folder = os.path.join(out, f"{name}_calibration")
         for index, feed in enumerate(calibration):
             os.makedirs(os.path.join(folder, f"set_{index}"), exist_ok=True)
