@@ -27,8 +27,10 @@ double relative_rms(double squared_error, double squared_values) {
 }  // namespace
 
 void RangeObserver::observe(const Tensor& values) {
-  const Tensor floats = values.dtype() == DType::f32 ? values : values.cast(DType::f32);
-  auto data = floats.values<float>();
+  // float32 as it is (an activation of the calibration run); anything else converted.
+  Tensor converted;
+  if (values.dtype() != DType::f32) converted = values.cast(DType::f32);
+  auto data = (values.dtype() == DType::f32 ? values : converted).values<float>();
   if (data.empty()) return;
   auto [low, high] = std::minmax_element(data.begin(), data.end());
   min_ = seen_ ? std::min(min_, static_cast<double>(*low)) : *low;
