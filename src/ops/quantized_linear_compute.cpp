@@ -89,6 +89,20 @@ loop::Expr unsigned_byte(const ComputeTensor& q, const Indices& at, const loop::
   return cast(DType::u32, select(inside, value, constant(DType::i32, 0)));
 }
 
+// The zero point of the uint8 or int8 operand `q` as dot4_u8i8 reads q (an int8 q is read
+// plus 128, so its zero point is too): input `zero_index` for q's element `at`, read as
+// `axis` says; null where it is 0.
+loop::Expr word_zero_point(const ComputeContext& ctx, const ComputeTensor& q, size_t zero_index,
+                           const Indices& at, ParameterAxis axis) {
+  loop::Expr zero;
+  if (!is_zero(ctx, zero_index)) {
+    const ComputeTensor& zero_point = ctx.input(zero_index);
+    zero = cast(DType::i32, zero_point(parameter_indices(zero_point.shape(), at, axis)));
+  }
+  if (q.dtype() == DType::i8) zero = zero ? zero + int64_t{128} : constant(DType::i32, 128);
+  return zero;
+}
+
 // Element `at` of the int8 operand `q` as its byte (two's complement), 0 where `inside` is
 // false.
 loop::Expr signed_byte(const ComputeTensor& q, const Indices& at, const loop::Expr& inside) {
@@ -136,8 +150,7 @@ std::optional<ComputeTensor> word_matmul_sum(const ComputeContext& ctx, size_t a
     return call("dot4_u8i8", {a_words(at.a), b_words(at.b)});
   });
   // A's zero point (plus 128 for an int8 A) times the sum of B's column.
-  const bool shifted = a.dtype() == DType::i8;
-  if (is_zero(ctx, za_index) && !shifted) return sum;
+  if (is_zero(ctx, za_index) && a.dtype() != DType::i8) return sum;
   Shape column_shape = b.shape();
   column_shape.erase(column_shape.begin() + k_axis_b);
   ComputeTensor column_sum = ctx.reduce("column_sum", {DType::i32, column_shape}, {s.k},
@@ -148,14 +161,9 @@ std::optional<ComputeTensor> word_matmul_sum(const ComputeContext& ctx, size_t a
   });
   return ctx.compute(stage_name(ctx) + "_corrected", {DType::i32, s.output},
                      [&](const Indices& i) {
-    loop::Expr zero;
-    if (!is_zero(ctx, za_index)) {
-      const ComputeTensor& za = ctx.input(za_index);
-      Indices row(i.begin(), i.end() - 1);
-      row.push_back(index(0));  // A's element [..., i, 0]: its row's zero point
-      zero = cast(DType::i32, za(parameter_indices(za.shape(), row, ParameterAxis::row)));
-    }
-    if (shifted) zero = zero ? zero + int64_t{128} : constant(DType::i32, 128);
+    Indices row(i.begin(), i.end() - 1);
+    row.push_back(index(0));  // A's element [..., i, 0]: its row's zero point
+    loop::Expr zero = word_zero_point(ctx, a, za_index, row, ParameterAxis::row);
     Indices column(i.begin(), i.end() - 2);
     column.push_back(i.back());
     return sum(i) - zero * column_sum(broadcast_indices(column, column_shape));
@@ -220,14 +228,9 @@ std::optional<std::vector<ComputeTensor>> word_conv_compute(
       return signed_byte(w, at, loop::LT::make(at[1], index(channels)));
     });
   }));
-  // X's zero point as read by dot4_u8i8 (plus 128 for an int8 X), and the word of four.
-  const bool shifted = x.dtype() == DType::i8;
-  loop::Expr zero;
-  if (!is_zero(ctx, zx_index)) {
-    const ComputeTensor& zx = ctx.input(zx_index);
-    zero = cast(DType::i32, zx(Indices(zx.shape().size(), index(0))));
-  }
-  if (shifted) zero = zero ? zero + int64_t{128} : constant(DType::i32, 128);
+  // X's zero point as dot4_u8i8 reads X (one value: per tensor).
+  const loop::Expr zero = word_zero_point(ctx, x, zx_index, Indices(4, index(0)),
+                                          ParameterAxis::any);
   std::optional<ComputeTensor> corrected = bias;
   if (zero) {
     Shape taps(w.shape().begin() + 1, w.shape().end());
