@@ -109,6 +109,23 @@ loop::Expr signed_byte(const ComputeTensor& q, const Indices& at, const loop::Ex
   return cast(DType::u32, select(inside, cast(DType::u8, q(at)), constant(DType::u8, 0)));
 }
 
+// `q` packed into int32 words of four consecutive elements along `axis` (zero bytes past
+// its end), kept in a buffer: A or x's bytes read unsigned, B or W's (`is_signed`) signed.
+ComputeTensor packed_words(const ComputeContext& ctx, const std::string& name,
+                           const ComputeTensor& q, int64_t axis, bool is_signed) {
+  const int64_t length = q.dim(axis);
+  Shape shape = q.shape();
+  shape[axis] = (length + 3) / 4;
+  return ctx.keep(ctx.compute(name, {DType::i32, shape}, [&](const Indices& i) {
+    return word([&](int64_t t) {
+      Indices at = i;
+      at[axis] = i[axis] * 4 + t;
+      loop::Expr inside = loop::LT::make(at[axis], index(length));
+      return is_signed ? signed_byte(q, at, inside) : unsigned_byte(q, at, inside);
+    });
+  }));
+}
+
 // The sum of MatMulInteger or QLinearMatMul in VNNI's form (the file comment), or nullopt
 // where it does not apply: a GPU target, operands of rank 1 or of other types, B's zero
 // point not 0.
@@ -121,31 +138,12 @@ std::optional<ComputeTensor> word_matmul_sum(const ComputeContext& ctx, size_t a
     return std::nullopt;
   }
   MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
-  const int64_t words = (s.k + 3) / 4;
-  const int64_t k_axis_a = a.rank() - 1;
   const int64_t k_axis_b = b.rank() - 2;
-  Shape a_shape = a.shape();
-  a_shape[k_axis_a] = words;
-  Shape b_shape = b.shape();
-  b_shape[k_axis_b] = words;
-  ComputeTensor a_words = ctx.keep(ctx.compute("a_words", {DType::i32, a_shape},
-                                               [&](const Indices& i) {
-    return word([&](int64_t t) {
-      Indices at = i;
-      at[k_axis_a] = i[k_axis_a] * 4 + t;
-      return unsigned_byte(a, at, loop::LT::make(at[k_axis_a], index(s.k)));
-    });
-  }));
-  ComputeTensor b_words = ctx.keep(ctx.compute("b_words", {DType::i32, b_shape},
-                                               [&](const Indices& i) {
-    return word([&](int64_t t) {
-      Indices at = i;
-      at[k_axis_b] = i[k_axis_b] * 4 + t;
-      return signed_byte(b, at, loop::LT::make(at[k_axis_b], index(s.k)));
-    });
-  }));
-  ComputeTensor sum = ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output}, {words},
-                                 Reducer::sum, [&](const Indices& i, const Indices& k) {
+  ComputeTensor a_words = packed_words(ctx, "a_words", a, a.rank() - 1, false);
+  ComputeTensor b_words = packed_words(ctx, "b_words", b, k_axis_b, true);
+  ComputeTensor sum = ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output},
+                                 {b_words.dim(k_axis_b)}, Reducer::sum,
+                                 [&](const Indices& i, const Indices& k) {
     MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
     return call("dot4_u8i8", {a_words(at.a), b_words(at.b)});
   });
@@ -206,28 +204,8 @@ std::optional<std::vector<ComputeTensor>> word_conv_compute(
       !is_zero(ctx, zw_index) || x.rank() != 4) {
     return std::nullopt;
   }
-  const int64_t channels = x.dim(1);
-  const int64_t words = (channels + 3) / 4;
-  Shape x_shape = x.shape();
-  x_shape[1] = words;
-  Shape w_shape = w.shape();
-  w_shape[1] = words;
-  ComputeTensor x_words = ctx.keep(ctx.compute("x_words", {DType::i32, x_shape},
-                                               [&](const Indices& i) {
-    return word([&](int64_t t) {
-      Indices at = i;
-      at[1] = i[1] * 4 + t;
-      return unsigned_byte(x, at, loop::LT::make(at[1], index(channels)));
-    });
-  }));
-  ComputeTensor w_words = ctx.keep(ctx.compute("w_words", {DType::i32, w_shape},
-                                               [&](const Indices& i) {
-    return word([&](int64_t t) {
-      Indices at = i;
-      at[1] = i[1] * 4 + t;
-      return signed_byte(w, at, loop::LT::make(at[1], index(channels)));
-    });
-  }));
+  ComputeTensor x_words = packed_words(ctx, "x_words", x, 1, false);
+  ComputeTensor w_words = packed_words(ctx, "w_words", w, 1, true);
   // X's zero point as dot4_u8i8 reads X (one value: per tensor).
   const loop::Expr zero = word_zero_point(ctx, x, zx_index, Indices(4, index(0)),
                                           ParameterAxis::any);
