@@ -16,10 +16,12 @@
 
 namespace minic::testing {
 
-// One tensor per input of `graph` (all f32), uniform in [-1, 1), reproducible by `seed`.
-inline std::vector<Tensor> random_float_inputs(const Graph& graph, unsigned seed) {
+// One tensor per input of `graph` (all f32), uniform in [low, high), reproducible by
+// `seed`.
+inline std::vector<Tensor> random_float_inputs(const Graph& graph, unsigned seed,
+                                               float low = -1.0f, float high = 1.0f) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> value(low, high);
   std::vector<Tensor> inputs;
   for (const Value* input : graph.inputs()) {
     Tensor tensor(input->type);

@@ -3,6 +3,7 @@
 // sum exactly in int32 where the float ones rounded, so the quantised outputs may differ
 // by one step, and rarely: the test requires at most one step everywhere and the same
 // value almost everywhere. Course module 7.
+#include "driver_test_util.h"
 #include "pass_test_util.h"
 
 #include "minic/passes/graph/qdq_to_integer.h"
@@ -31,25 +32,13 @@ std::string random_scales(int64_t count, std::mt19937& random, double low, doubl
   return text + "]>";
 }
 
-// Float inputs uniform in [-2, 2) for every graph input.
-std::vector<Tensor> float_inputs(const Graph& graph, uint64_t seed) {
-  std::mt19937 random(static_cast<uint32_t>(seed));
-  std::uniform_real_distribution<float> pick(-2.0f, 2.0f);
-  std::vector<Tensor> inputs;
-  for (const Value* input : graph.inputs()) {
-    Tensor tensor(input->type);
-    for (float& value : tensor.values<float>()) value = pick(random);
-    inputs.push_back(std::move(tensor));
-  }
-  return inputs;
-}
-
 // Runs the pass on `text` (every output quantised): the outputs of random inputs before and
 // after differ by at most one step, in at most 2% of the elements; `op` is gone.
 void check_rewrite(const std::string& text, const std::string& op, uint64_t seed) {
   INFO(text);
   Graph graph = graph_from_text(text);
-  std::vector<Tensor> inputs = float_inputs(graph, seed);
+  std::vector<Tensor> inputs =
+      testing::random_float_inputs(graph, static_cast<unsigned>(seed), -2.0f, 2.0f);
   std::vector<Tensor> before = interpret(graph, inputs);
   qdq_to_integer(graph);
   verify_graph(graph);
