@@ -4,9 +4,10 @@
 // Chapter: docs/module7-quantisation.md#4-quantising-a-float-model-minic-quantize
 #include "calibrate.h"
 
+#include "minic/support/error.h"
+
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace minic {
 
@@ -40,71 +41,15 @@ void RangeObserver::observe(const Tensor& values) {
   for (size_t i = 0; i < data.size(); i += stride) samples_.push_back(data[i]);
 }
 
-double entropy_threshold(const std::vector<float>& samples, int levels) {
-  double largest = 0;
-  for (float x : samples) largest = std::max(largest, std::fabs(static_cast<double>(x)));
-  if (largest == 0) return 0;
-  const double width = largest / kEntropyBins;
-  std::vector<double> histogram(kEntropyBins, 0.0);
-  for (float x : samples) {
-    int bin = static_cast<int>(std::fabs(static_cast<double>(x)) / width);
-    histogram[std::min(bin, kEntropyBins - 1)] += 1;
+std::pair<double, double> RangeObserver::range(const QuantizeOptions& options) const {
+  if (samples_.empty()) return {min_, max_};
+  check_calibration_method(options.method);
+  auto [low, high] = CalibrationRegistry::find(options.method)->choose(values(), options);
+  if (!std::isfinite(low) || !std::isfinite(high) || low > high) {
+    fail("calibration method '{}' chose the range [{}, {}] for values in [{}, {}]; a range "
+         "is two finite numbers, low <= high", options.method, low, high, min_, max_);
   }
-  double best_divergence = std::numeric_limits<double>::infinity();
-  int best = kEntropyBins;
-  for (int end = levels; end <= kEntropyBins; ++end) {
-    // P: the bins below `end`, the ones above folded into the last.
-    std::vector<double> p(histogram.begin(), histogram.begin() + end);
-    for (int k = end; k < kEntropyBins; ++k) p[end - 1] += histogram[k];
-    // Q: the bins below `end` squeezed into `levels` levels and spread back.
-    std::vector<double> q(static_cast<size_t>(end), 0.0);
-    const double per_level = static_cast<double>(end) / levels;
-    for (int level = 0; level < levels; ++level) {
-      const int first = static_cast<int>(level * per_level);
-      const int last = level + 1 == levels ? end : static_cast<int>((level + 1) * per_level);
-      double total = 0;
-      int nonzero = 0;
-      for (int k = first; k < last; ++k) {
-        total += histogram[k];
-        nonzero += histogram[k] > 0 ? 1 : 0;
-      }
-      for (int k = first; k < last; ++k) q[k] = histogram[k] > 0 ? total / nonzero : 0;
-    }
-    double p_total = 0, q_total = 0;
-    for (int k = 0; k < end; ++k) {
-      p_total += p[k];
-      q_total += q[k];
-    }
-    double divergence = 0;
-    for (int k = 0; k < end; ++k) {
-      if (p[k] == 0) continue;
-      // A bin Q has no mass in (the folded outliers) costs as if it had a tiny share.
-      const double q_k = q[k] > 0 ? q[k] / q_total : 1e-12;
-      divergence += p[k] / p_total * std::log(p[k] / p_total / q_k);
-    }
-    if (divergence < best_divergence) {
-      best_divergence = divergence;
-      best = end;
-    }
-  }
-  return best * width;
-}
-
-std::pair<double, double> RangeObserver::range(CalibrationMethod method,
-                                               double percentile) const {
-  if (method == CalibrationMethod::minmax || samples_.empty()) return {min_, max_};
-  if (method == CalibrationMethod::entropy) {
-    // uint8 covers [0, t] in 256 levels, [-t, t] in 128 a side.
-    const double threshold = entropy_threshold(samples_, min_ >= 0 ? 256 : 128);
-    return {std::max(min_, -threshold), std::min(max_, threshold)};
-  }
-  std::vector<float> sorted = samples_;
-  std::sort(sorted.begin(), sorted.end());
-  const double last = static_cast<double>(sorted.size() - 1);
-  auto at = [&](double fraction) {
-    return static_cast<double>(sorted[static_cast<size_t>(std::lround(fraction * last))]);
-  };
-  return {at(1.0 - percentile / 100.0), at(percentile / 100.0)};
+  return {low, high};
 }
 
 double RangeObserver::relative_error(double scale, int64_t zero_point) const {

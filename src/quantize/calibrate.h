@@ -4,6 +4,7 @@
 // Chapter: docs/module7-quantisation.md#4-quantising-a-float-model-minic-quantize
 #pragma once
 
+#include "minic/quantize/calibration.h"
 #include "minic/quantize/quantize.h"
 #include "minic/tensor/tensor.h"
 
@@ -20,9 +21,12 @@ class RangeObserver {
   static constexpr int64_t kSamplesPerRun = 1 << 16;
 
   void observe(const Tensor& values);
-  // The range to quantise: [min, max], the `percentile` of the samples from each end, or
-  // [min, max] clipped to the entropy threshold on each side (entropy_threshold).
-  std::pair<double, double> range(CalibrationMethod method, double percentile) const;
+  // What was observed, for a calibration method.
+  ObservedValues values() const { return {min_, max_, samples_}; }
+  // The range to quantise to: what options.method (calibration.h) chooses from values(),
+  // or [min, max] when nothing was observed. Throws Error for a method that does not
+  // exist or gives no range.
+  std::pair<double, double> range(const QuantizeOptions& options) const;
   // RMS(dequantise(quantise(x)) - x) / RMS(x) over the samples, for uint8 with `scale`
   // and `zero_point`.
   double relative_error(double scale, int64_t zero_point) const;
@@ -33,23 +37,6 @@ class RangeObserver {
   bool seen_ = false;
   std::vector<float> samples_;
 };
-
-// The entropy method's threshold for values `samples` whose magnitudes quantise to
-// `levels` levels: a histogram of |x| in kEntropyBins bins; for each candidate threshold
-// (a bin edge from `levels` bins on), P is the histogram below it with the bins above
-// folded into its last, Q the same bins squeezed into `levels` levels and spread back (a
-// level's count shared by the nonzero bins it covers); the threshold whose KL divergence
-// sum P log(P / Q) is least wins.
-inline constexpr int kEntropyBins = 2048;
-double entropy_threshold(const std::vector<float>& samples, int levels);
-
-// uint8 parameters for values in [low, high]: the range widened to hold 0 (so that 0, the
-// padding and ReLU's zeros, is exact), scale = range / 255, zero point = round(-low / scale).
-struct ActivationParameters {
-  double scale = 1;
-  int64_t zero_point = 0;
-};
-ActivationParameters uint8_parameters(double low, double high);
 
 // int8 weights, symmetric: scale = max |w| / 127 for each index along `axis` (-1: one
 // for the whole tensor), values round(w / scale) in [-127, 127].

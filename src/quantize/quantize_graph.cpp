@@ -131,6 +131,7 @@ QuantizeResult quantize_graph(const Graph& graph,
                             graph.opset));
   }
   if (calibration.empty()) throw Error("quantisation needs at least one calibration input");
+  check_calibration_method(options.method);
   QuantizeResult result;
   result.graph = graph.clone();
   Graph& g = *result.graph;
@@ -156,7 +157,7 @@ QuantizeResult quantize_graph(const Graph& graph,
   std::map<std::string, RangeObserver> observers = observe(graph, names, calibration, run);
   for (const std::string& name : names) {
     const RangeObserver& observer = observers.at(name);
-    auto [low, high] = observer.range(used.method, used.percentile);
+    auto [low, high] = observer.range(used);
     ActivationParameters p = uint8_parameters(low, high);
     quantize_activation(g, g.find_value(name), p, readers.at(name));
     result.tensors.push_back({name, false, low, high, {p.scale}, p.zero_point,

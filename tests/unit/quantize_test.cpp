@@ -48,10 +48,30 @@ TEST_CASE("the percentile range leaves outliers out; minmax keeps them", "[quant
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 100) / 100.0f;
   values[17] = 1000.0f;  // one outlier
   observer.observe(Tensor::from_vector<float>({10000}, values));
-  CHECK(observer.range(CalibrationMethod::minmax, 99.9).second == 1000.0);
-  auto [low, high] = observer.range(CalibrationMethod::percentile, 99.9);
+  QuantizeOptions options;
+  options.percentile = 99.9;
+  options.method = "minmax";
+  CHECK(observer.range(options).second == 1000.0);
+  options.method = "percentile";
+  auto [low, high] = observer.range(options);
   CHECK(low >= 0.0);
   CHECK(high < 1.0);
+}
+
+TEST_CASE("a calibration method is found by name, and an unknown one is an error naming "
+          "those there are", "[quantize]") {
+  for (const char* name : {"minmax", "percentile", "entropy"}) {
+    CHECK(CalibrationRegistry::find(name) != nullptr);
+  }
+  CHECK(CalibrationRegistry::find("nonesuch") == nullptr);
+  CHECK_THROWS_WITH(check_calibration_method("nonesuch"),
+                    Catch::Contains("no calibration method 'nonesuch'") &&
+                        Catch::Contains("entropy, minmax, percentile"));
+  RangeObserver observer;
+  observer.observe(Tensor::from_vector<float>({3}, {-1.0f, 0.5f, 2.0f}));
+  QuantizeOptions options;
+  options.method = "nonesuch";
+  CHECK_THROWS_WITH(observer.range(options), Catch::Contains("no calibration method"));
 }
 
 TEST_CASE("quantize_graph writes QDQ around a Conv and a Gemm and keeps the outputs close",

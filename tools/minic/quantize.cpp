@@ -17,6 +17,7 @@
 #include "minic/driver/compile.h"
 #include "minic/frontend/onnx.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/quantize/calibration.h"
 #include "minic/quantize/quantize.h"
 
 #include <fmt/format.h>
@@ -143,15 +144,14 @@ int run_quantize(const QuantizeCommandOptions& options) {
   // is converted by ONNX's version converter first. Weights that nodes compute (the light
   // models' ConstantOfShape) are folded into constants, so that they are quantised as
   // weights.
+  check_calibration_method(options.method);
   OnnxModelSummary summary = summarize_onnx(options.model);
   OnnxImportOptions import;
   import.minimum_opset = options.per_channel ? 13 : 10;
   Graph graph = import_onnx(options.model, import);
   run_passes(graph, {"fold-constants"}, codegen::host_target());
   QuantizeOptions quantize;
-  quantize.method = options.method == "percentile" ? CalibrationMethod::percentile
-                    : options.method == "entropy"  ? CalibrationMethod::entropy
-                                                   : CalibrationMethod::minmax;
+  quantize.method = options.method;
   quantize.percentile = options.percentile;
   quantize.per_channel = options.per_channel;
   quantize.exclude = options.exclude;
@@ -227,11 +227,13 @@ Command add_quantize_command(CLI::App& app) {
                   "Without --calibrate: this many random input sets")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  std::string methods;
+  for (const CalibrationInfo* method : CalibrationRegistry::all()) {
+    methods += fmt::format("{}{}: {}", methods.empty() ? "" : "; ", method->name,
+                           method->summary);
+  }
   sub->add_option("--method", options->method,
-                  "How a range is taken from the calibration values: minmax (their extremes), "
-                  "percentile (--percentile of them from each end) or entropy (the clipping "
-                  "threshold of least KL divergence)")
-      ->check(CLI::IsMember({"minmax", "percentile", "entropy"}))
+                  "How a range is taken from the calibration values: " + methods)
       ->capture_default_str();
   sub->add_option("--percentile", options->percentile, "The percentile method's percentile")
       ->check(CLI::Range(50.0, 100.0))

@@ -5,12 +5,13 @@
 //   1. the ops to quantise: every Conv, MatMul and Gemm (without transA) computing in
 //      float32 whose op is not excluded;
 //   2. calibration: the graph runs on every calibration input with each activation those
-//      ops read (input 0, and a MatMul's B when it is not a constant) as an extra output,
-//      and the range of each is kept: its minimum and maximum (minmax), the values at
-//      the given percentile from each end (percentile: a few outliers no longer stretch
-//      the range that every other value loses resolution to), or the clipping threshold
-//      whose quantised distribution is closest to the values' own (entropy: the least
-//      KL divergence, TensorRT's calibration);
+//      ops read (input 0, and a MatMul's B when it is not a constant) as an extra output;
+//      the extremes and a sample of each one's values are kept, and a calibration method
+//      (calibration.h) chooses its range from them: its minimum and maximum (minmax), the
+//      values at the given percentile from each end (percentile: a few outliers no longer
+//      stretch the range that every other value loses resolution to), or the clipping
+//      threshold whose quantised distribution is closest to the values' own (entropy: the
+//      least KL divergence, TensorRT's calibration);
 //   3. parameters: activations uint8, asymmetric: the range widened to hold 0, scale =
 //      range / 255, zero point = round(-low / scale); weights int8, symmetric (zero point
 //      0): scale = max |w| / 127, per output channel or for the whole tensor;
@@ -31,10 +32,8 @@
 
 namespace minic {
 
-enum class CalibrationMethod { minmax, percentile, entropy };
-
 struct QuantizeOptions {
-  CalibrationMethod method = CalibrationMethod::minmax;
+  std::string method = "minmax";  // a calibration method's name (calibration.h)
   double percentile = 99.99;     // the percentile method's: the range keeps this % of values
   bool per_channel = false;      // weights: one scale per output channel
   std::vector<std::string> exclude;  // ops to leave in float ("Gemm")
@@ -67,7 +66,7 @@ struct QuantizeResult {
 
 // Quantises `graph` (not changed) with the ranges of `calibration` (sets of inputs, one
 // tensor per graph input). Throws Error for a graph whose opset has no QuantizeLinear
-// (below 10), or no calibration input.
+// (below 10), no calibration input, or a calibration method that does not exist.
 QuantizeResult quantize_graph(const Graph& graph,
                               const std::vector<std::vector<Tensor>>& calibration,
                               const QuantizeOptions& options, const GraphRunner& run);
