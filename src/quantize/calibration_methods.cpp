@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 
@@ -89,10 +90,17 @@ std::pair<double, double> percentile_range(const ObservedValues& values,
   return {at(1.0 - options.percentile / 100.0), at(options.percentile / 100.0)};
 }
 
-// The extremes clipped to the entropy threshold on each side.
+// The extremes clipped to the entropy threshold on each side. Exact zeros are left out of
+// the histogram: every range holds 0 exactly (uint8_parameters), so they lose nothing
+// whatever the threshold, and a ReLU's half of zeros, all in the first bin, would make
+// the first level's spreading the whole divergence and push the threshold down.
 std::pair<double, double> entropy_range(const ObservedValues& values, const QuantizeOptions&) {
+  std::vector<float> nonzero;
+  std::copy_if(values.samples.begin(), values.samples.end(), std::back_inserter(nonzero),
+               [](float x) { return x != 0.0f; });
+  if (nonzero.empty()) return {values.min, values.max};
   // uint8 covers [0, t] in 256 levels, [-t, t] in 128 a side.
-  const double threshold = entropy_threshold(values.samples, values.min >= 0 ? 256 : 128);
+  const double threshold = entropy_threshold(nonzero, values.min >= 0 ? 256 : 128);
   return {std::max(values.min, -threshold), std::min(values.max, threshold)};
 }
 

@@ -150,3 +150,27 @@ TEST_CASE("the entropy threshold clips a normal distribution's tails, not a unif
   for (float& x : flat) x = uniform(random);
   CHECK(entropy_threshold(flat, 256) > 0.95);
 }
+
+TEST_CASE("the entropy method leaves a ReLU's zeros out of its histogram", "[quantize]") {
+  // Half zeros, half the positive side of a normal distribution: the zeros are exact in
+  // every range, and the threshold is the positive values' own.
+  std::mt19937 random(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> relu(60000);  // fewer than a run's samples: all kept
+  std::vector<float> positive;
+  for (float& x : relu) {
+    x = std::max(0.0f, normal(random));
+    if (x > 0) positive.push_back(x);
+  }
+  RangeObserver observer;
+  observer.observe(Tensor::from_vector<float>({60000}, relu));
+  QuantizeOptions options;
+  options.method = "entropy";
+  auto [low, high] = observer.range(options);
+  CHECK(low == 0.0);
+  CHECK(high == Approx(entropy_threshold(positive, 256)));
+  // With the zeros in the first bin the threshold falls well inside the values' bulk.
+  INFO("threshold with the zeros " << entropy_threshold(relu, 256) << ", without " << high);
+  CHECK(high > 2.0);
+  CHECK(entropy_threshold(relu, 256) < 0.5 * high);
+}
