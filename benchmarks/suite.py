@@ -2,12 +2,13 @@
 
 The suite is the nine light models of the onnx package (backend/test/data/light: real
 architectures whose weights are ConstantOfShape nodes, so the files are small), the example models
-(ResNet-18, MobileNetV2, the BERT-style encoder, a 100-step Loop recurrence, built by
-examples/models/build_models.py; the committed MLP), one-node MatMul models: square N x N x N and the shapes of a BERT
-layer's projections, and int8 models: ResNet-18, MobileNetV2 and the encoder quantised by
-ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8 activations,
-calibrated on 8 random inputs), and ResNet-18, the encoder and the light ResNet-50 quantised
-by `minic quantize` the same way (NAME_minic_int8), which every runtime runs as it runs QDQ
+(ResNet-18, MobileNetV2, the BERT-style encoder and the same encoder at BERT-base's size,
+a 100-step Loop recurrence, a bidirectional LSTM, built by examples/models/build_models.py;
+the committed MLP), one-node MatMul models: square N x N x N and the shapes of a BERT
+layer's projections, and int8 models: ResNet-18, MobileNetV2, the encoder and BERT-base
+quantised by ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8
+activations, calibrated on 8 random inputs), and ResNet-18, the encoder, BERT-base and the
+light ResNet-50 quantised by `minic quantize` the same way (NAME_minic_int8), which every runtime runs as it runs QDQ
 models. A
 MatMul's first operand is the model's input (activations); the second is an initializer
 (weights), as in a real model, so ORT may prepack it.
@@ -29,7 +30,8 @@ from compare_with_ort import random_inputs  # the model tests' input generator
 
 LIGHT_MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
                 "shufflenet", "squeezenet", "vgg19", "zfnet512"]
-BUILT_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "loop_rnn", "lstm_tagger"]
+BUILT_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base", "loop_rnn",
+                "lstm_tagger"]
 SQUARE_GEMMS = [256, 512, 1024, 2048]
 # BERT-base-like layer at sequence length 128, hidden 256, FFN 1024 (the example encoder):
 # Q/K/V/output projections, FFN up, FFN down. M x K x N.
@@ -39,8 +41,8 @@ QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_12
          "matmul_128x256x1024", "matmul_128x1024x256"]
 # The int8 models: `NAME_int8` is the built model NAME quantised by ONNX Runtime,
 # `NAME_minic_int8` by `minic quantize` (prepare).
-INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder"]
-MINIC_INT8_MODELS = ["resnet18", "bert_encoder", "resnet50"]
+INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base"]
+MINIC_INT8_MODELS = ["resnet18", "bert_encoder", "bert_base", "resnet50"]
 
 
 @dataclass

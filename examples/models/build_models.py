@@ -10,7 +10,7 @@ onnx.checker and run once with onnxruntime, which must give finite outputs.
 
     python3 examples/models/build_models.py [--out DIR] [NAMES...]
 
-With no NAMES every model is built. See README.md beside this file for what each is.
+With no NAMES every model but the large ones built on request (bert_base) is built. See README.md beside this file for what each is.
 """
 
 import argparse
@@ -161,6 +161,10 @@ def build_mobilenetv2():
 # -- bert_encoder -------------------------------------------------------------------------
 
 BERT = dict(layers=2, hidden=256, heads=4, ffn=1024, seq=128, vocab=1000, positions=512)
+# BERT-base's shape (12 layers, hidden 768, 12 heads, FFN 3072) at sequence length 128, with
+# the small vocabulary: 86 M parameters, 345 MB. Built only when named (the benchmarks'
+# int8 section), not by default.
+BERT_BASE = dict(BERT, layers=12, hidden=768, heads=12, ffn=3072)
 
 
 def split_heads_shape(g, x, tail):
@@ -177,8 +181,8 @@ def split_heads_shape(g, x, tail):
     return g.op("Concat", dims + [tail], name="concat_shape", axis=0)
 
 
-def attention(g, x, mask_bias, prefix):
-    hidden, heads = BERT["hidden"], BERT["heads"]
+def attention(g, x, mask_bias, prefix, config):
+    hidden, heads = config["hidden"], config["heads"]
     head_size = hidden // heads
     std = 0.02
     heads_shape = split_heads_shape(g, x, [heads, head_size])
@@ -217,8 +221,8 @@ def gelu(g, x, prefix):
                 name=f"{prefix}.mul_half")
 
 
-def feed_forward(g, x, prefix):
-    hidden, ffn = BERT["hidden"], BERT["ffn"]
+def feed_forward(g, x, prefix, config):
+    hidden, ffn = config["hidden"], config["ffn"]
     y = g.linear(x, f"{prefix}.intermediate.dense", hidden, ffn, 0.02)
     y = gelu(g, y, f"{prefix}.intermediate.gelu")
     y = g.linear(y, f"{prefix}.output.dense", ffn, hidden, 0.02)
@@ -239,29 +243,36 @@ def mask_to_bias(g, mask):
                 name="mask.bias")
 
 
-def build_bert_encoder():
-    """A BERT-style encoder: 2 layers, hidden 256, 4 heads, FFN 1024, sequence 128."""
-    g = GraphBuilder("bert_encoder", SEED)
-    seq, hidden = BERT["seq"], BERT["hidden"]
+def build_bert_encoder(name="bert_encoder", config=BERT):
+    """A BERT-style encoder: 2 layers, hidden 256, 4 heads, FFN 1024, sequence 128 (or the
+    shape `config` gives)."""
+    g = GraphBuilder(name, SEED)
+    seq, hidden = config["seq"], config["hidden"]
     ids = g.input("input_ids", np.int64, [1, seq])
     mask = g.input("attention_mask", np.int64, [1, seq])
     words = g.const("embeddings.word_embeddings.weight",
-                    g.normal((BERT["vocab"], hidden), 0.02))
+                    g.normal((config["vocab"], hidden), 0.02))
     positions = g.const("embeddings.position_embeddings.weight",
-                        g.normal((BERT["positions"], hidden), 0.02))
+                        g.normal((config["positions"], hidden), 0.02))
     position_ids = g.const("embeddings.position_ids", np.arange(seq, dtype=np.int64)[None])
     x = g.op("Gather", [words, ids], name="embeddings.word", axis=0)
     x = g.op("Add", [x, g.op("Gather", [positions, position_ids], name="embeddings.position",
                              axis=0)], name="embeddings.add")
     x = g.layer_norm(x, "embeddings.LayerNorm", hidden)
     bias = mask_to_bias(g, mask)
-    for layer in range(BERT["layers"]):
+    for layer in range(config["layers"]):
         prefix = f"encoder.layer.{layer}"
-        x = attention(g, x, bias, f"{prefix}.attention")
-        x = feed_forward(g, x, prefix)
+        x = attention(g, x, bias, f"{prefix}.attention", config)
+        x = feed_forward(g, x, prefix, config)
     rename_last_output(g, "last_hidden_state")
     g.output("last_hidden_state", np.float32, [1, seq, hidden])
-    return g.model("BERT-style encoder, 2 layers, hidden 256, random weights (minic example)")
+    return g.model(f"BERT-style encoder, {config['layers']} layers, hidden {hidden}, "
+                   "random weights (minic example)")
+
+
+def build_bert_base():
+    """The encoder at BERT-base's size: 12 layers, hidden 768, 12 heads, FFN 3072."""
+    return build_bert_encoder("bert_base", BERT_BASE)
 
 
 # -- loop_rnn: a recurrence written as a Loop ---------------------------------------------
@@ -331,7 +342,10 @@ MODELS = {
     "bert_encoder": build_bert_encoder,
     "loop_rnn": build_loop_rnn,
     "lstm_tagger": build_lstm_tagger,
+    "bert_base": build_bert_base,
 }
+# Built only when named: large files that only the benchmarks use.
+ON_REQUEST = {"bert_base"}
 
 
 def random_feeds(model, seed=0):
@@ -366,13 +380,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=here, help="output folder (default: beside this file)")
     parser.add_argument("names", nargs="*", metavar="NAME",
-                        help=f"models to build (default: all of {', '.join(MODELS)})")
+                        help="models to build (default: all of "
+                        f"{', '.join(n for n in MODELS if n not in ON_REQUEST)}; "
+                        f"on request: {', '.join(sorted(ON_REQUEST))})")
     args = parser.parse_args()
     for name in args.names:
         if name not in MODELS:
             parser.error(f"unknown model '{name}'; known: {', '.join(MODELS)}")
     os.makedirs(args.out, exist_ok=True)
-    for name in args.names or list(MODELS):
+    for name in args.names or [name for name in MODELS if name not in ON_REQUEST]:
         model = MODELS[name]()
         outputs = check_with_onnxruntime(model, name)
         path = os.path.join(args.out, f"{name}.onnx")
