@@ -60,7 +60,7 @@ expect "MatMulInteger(" "$work/integer.txt"
 step "3. the default pipeline: one fused int8 kernel per layer, its requantisation inside"
 "$minic" opt "$work/small_cnn_int8.onnx" --passes default --elide-constants \
   | tee "$work/fused.txt"
-expect "@convinteger_dequantizelinear" "$work/fused.txt"
+expect "@convintegerwords_dequantizelinear" "$work/fused.txt"
 
 step "4. the kernels sum dot4_u8i8 over words of four channels; on a VNNI CPU, vpdpbusd"
 "$minic" opt "$work/small_cnn_int8.onnx" --emit loops | grep -m 3 "dot4_u8i8" \

@@ -208,7 +208,9 @@ Indices reshape_indices(const Indices& indices, const Shape& to, const Shape& fr
 }
 
 std::string stage_name(const NodeContext& ctx) {
-  std::string name = ctx.node().op;
+  // Without a domain: "minic.MatMulIntegerWords" names its stages "matmulintegerwords".
+  const std::string& op = ctx.node().op;
+  std::string name = op.substr(op.rfind('.') + 1);
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return name;
 }

@@ -1,5 +1,7 @@
 // The integer matrix products and convolutions: MatMulInteger, ConvInteger, QLinearMatMul
-// and QLinearConv. Course module 7.
+// and QLinearConv, and minic.MatMulIntegerWords and minic.ConvIntegerWords, MatMulInteger
+// and ConvInteger on weights packed at compile time (include/minic/ops/int8_words.h).
+// Course module 7.
 //
 // Their operands are 8-bit integers with zero points. Each is the float op on
 // (q - zero_point), which is exact in int32, summed in int32 (wrapping on overflow, as ONNX
@@ -25,6 +27,8 @@
 #include "matmul.h"
 #include "quantize.h"
 #include "quantized_linear.h"
+
+#include "minic/ops/int8_words.h"
 
 #include <functional>
 #include <optional>
@@ -152,6 +156,42 @@ std::vector<Tensor> matmul_integer_kernel(const KernelContext& ctx) {
   return single_output(matmul_reference(ctx, a, b));
 }
 
+// --- minic.MatMulIntegerWords (include/minic/ops/int8_words.h) ------------------------------
+
+// Inputs: A, B_words, B_column_sums, a_zero_point.
+std::vector<TensorType> matmul_integer_words_shape(const ShapeContext& ctx) {
+  const TensorType& a = quantized_operand(ctx, 0, 3, "A", "a_zero_point");
+  const TensorType& words = ctx.input_type(1);
+  const TensorType& sums = ctx.input_type(2);
+  if (a.rank() < 2) ctx.fail("A is {}; it must have rows and columns", type_string(a));
+  const int64_t k = a.shape.back();
+  if (words.dtype != DType::i32 || words.rank() != 2 || words.shape[0] != (k + 3) / 4) {
+    ctx.fail("B_words is {}; for A {} it must be int32 [{}, N]", type_string(words),
+             type_string(a), (k + 3) / 4);
+  }
+  if (sums.dtype != DType::i32 || sums.shape != Shape{words.shape[1]}) {
+    ctx.fail("B_column_sums is {}; it must be int32 [{}]", type_string(sums), words.shape[1]);
+  }
+  if (ctx.has_input(3)) {
+    parameter_shape(ctx, ctx.input_type(3).shape, a.shape, ParameterAxis::row, "a_zero_point");
+  }
+  Shape output = a.shape;
+  output.back() = words.shape[1];
+  return {{DType::i32, output}};
+}
+
+// MatMulInteger's reference on B unpacked from its words; B_column_sums must be B's.
+std::vector<Tensor> matmul_integer_words_kernel(const KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor b = unpack_words(ctx.input(1), 0, a.shape().back(), DType::i8);
+  if (column_sums(b).to_int64_vector() != ctx.input(2).to_int64_vector()) {
+    ctx.fail("B_column_sums are not the column sums of the int8 B that B_words holds");
+  }
+  Tensor shifted = subtract_zero_point(ctx, a, ctx.has_input(3) ? &ctx.input(3) : nullptr,
+                                       ParameterAxis::row, "a_zero_point");
+  return single_output(matmul_reference(ctx, shifted, b.cast(DType::i32)));
+}
+
 // The checks QLinearMatMul and QLinearConv share: inputs 0 and 3 (named `first` and
 // `second`) are 8-bit integers with zero points (inputs 2 and 5) of their types; returns
 // the output's type, y_zero_point's (input 7), int8 or uint8.
@@ -250,6 +290,47 @@ std::vector<Tensor> conv_integer_kernel(const KernelContext& ctx) {
   return single_output(conv_integer_reference(ctx, x, w, nullptr));
 }
 
+// --- minic.ConvIntegerWords (include/minic/ops/int8_words.h) --------------------------------
+
+// Inputs: X, W_words, W_sums, x_zero_point. W's type as ConvInteger would have it: int8
+// [M, C, KH, KW], C from X.
+TensorType unpacked_conv_weights(const ShapeContext& ctx) {
+  const TensorType& x = ctx.input_type(0);
+  const TensorType& words = ctx.input_type(1);
+  if (x.rank() != 4) ctx.fail("X is {}; it must be N x C x H x W", type_string(x));
+  if (words.dtype != DType::i32 || words.rank() != 4 || words.shape[1] != (x.shape[1] + 3) / 4) {
+    ctx.fail("W_words is {}; for X {} it must be int32 [M, {}, KH, KW]", type_string(words),
+             type_string(x), (x.shape[1] + 3) / 4);
+  }
+  if (ctx.get_int("group", 1) != 1) ctx.fail("group is {}; it must be 1", ctx.get_int("group", 1));
+  Shape shape = words.shape;
+  shape[1] = x.shape[1];
+  return {DType::i8, shape};
+}
+
+std::vector<TensorType> conv_integer_words_shape(const ShapeContext& ctx) {
+  const TensorType& x = quantized_operand(ctx, 0, 3, "X", "x_zero_point");
+  const TensorType w = unpacked_conv_weights(ctx);
+  const TensorType& sums = ctx.input_type(2);
+  if (sums.dtype != DType::i32 || sums.shape != Shape{w.shape[0]}) {
+    ctx.fail("W_sums is {}; it must be int32 [{}]", type_string(sums), w.shape[0]);
+  }
+  if (ctx.has_input(3)) require_per_tensor(ctx, ctx.input_type(3), "x_zero_point");
+  return {{DType::i32, integer_conv_shape(ctx, x, w, nullptr)}};
+}
+
+// ConvInteger's reference on W unpacked from its words; W_sums must be W's.
+std::vector<Tensor> conv_integer_words_kernel(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor w = unpack_words(ctx.input(1), 1, x.shape()[1], DType::i8);
+  if (weight_sums(w).to_int64_vector() != ctx.input(2).to_int64_vector()) {
+    ctx.fail("W_sums are not the sums of the int8 W that W_words holds");
+  }
+  Tensor shifted = subtract_zero_point(ctx, x, ctx.has_input(3) ? &ctx.input(3) : nullptr,
+                                       ParameterAxis::any, "x_zero_point");
+  return single_output(conv_integer_reference(ctx, shifted, w.cast(DType::i32), nullptr));
+}
+
 // Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B.
 std::vector<TensorType> qlinear_conv_shape(const ShapeContext& ctx) {
   const TensorType& x = ctx.input_type(0);
@@ -307,6 +388,13 @@ void register_quantized_linear_ops(OpRegistry& registry) {
                 .shape_rule = matmul_integer_shape,
                 .kernel = matmul_integer_kernel,
                 .compute = matmul_integer_compute});
+  registry.add({.name = kMatMulIntegerWordsOp,
+                .min_inputs = 3,
+                .max_inputs = 4,
+                .fusion = FusionKind::out_fusable,
+                .shape_rule = matmul_integer_words_shape,
+                .kernel = matmul_integer_words_kernel,
+                .compute = matmul_integer_words_compute});
   registry.add({.name = "ConvInteger",
                 .min_opset = 10,
                 .min_inputs = 2,
@@ -315,6 +403,13 @@ void register_quantized_linear_ops(OpRegistry& registry) {
                 .shape_rule = conv_integer_shape,
                 .kernel = conv_integer_kernel,
                 .compute = conv_integer_compute});
+  registry.add({.name = kConvIntegerWordsOp,
+                .min_inputs = 3,
+                .max_inputs = 4,
+                .fusion = FusionKind::out_fusable,
+                .shape_rule = conv_integer_words_shape,
+                .kernel = conv_integer_words_kernel,
+                .compute = conv_integer_words_compute});
   // Opset 21 adds float8 operands and 16-bit float scales to QLinearMatMul; minic takes the
   // 16-bit scales (and 8-bit integer operands only).
   registry.add({.name = "QLinearMatMul",

@@ -19,8 +19,10 @@ enum class ParameterAxis {
 
 // The compute rules (quantized_linear_compute.cpp).
 std::vector<ComputeTensor> matmul_integer_compute(const ComputeContext& ctx);
+std::vector<ComputeTensor> matmul_integer_words_compute(const ComputeContext& ctx);
 std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx);
 std::vector<ComputeTensor> conv_integer_compute(const ComputeContext& ctx);
+std::vector<ComputeTensor> conv_integer_words_compute(const ComputeContext& ctx);
 std::vector<ComputeTensor> qlinear_conv_compute(const ComputeContext& ctx);
 
 }  // namespace minic

@@ -17,7 +17,11 @@
 // `sum + dot4_u8i8(...)` over 16 lanes into one vpdpbusd, 64 multiply-adds. A's zero point
 // comes out as a correction, since sum (a - za) b = sum a b - za sum b:
 //   matmul[i, j] = sum[i, j] - za[i] * column_sum[j]          column_sum[j] = sum over k of B[k, j]
-// An int8 A is read as uint8 by adding 128 to every byte and to its zero point.
+// An int8 A is read as uint8 by adding 128 to every byte and to its zero point. Where B is
+// a constant, the `pack-int8-weights` pass packs its words and column sums at compile time
+// and minic.MatMulIntegerWords takes them as inputs (matmul_integer_words_compute); the
+// same for a convolution's weights, packed along the input channels
+// (minic.ConvIntegerWords).
 //
 // Chapter: docs/module7-quantisation.md#3-int8-kernels-on-vnni
 #include "conv.h"
@@ -126,6 +130,36 @@ ComputeTensor packed_words(const ComputeContext& ctx, const std::string& name,
   }));
 }
 
+// The int32 product of A (input `a_index`, its zero point input `za_index`) and B in VNNI's
+// form, B given as its words `b_words` [..., ceil(K / 4), N] (B itself is `b_shape`): the
+// sum of dot4_u8i8 over the words, less A's zero point (plus 128 for an int8 A) times B's
+// column sums, which `column_sums` makes where that correction is needed.
+ComputeTensor word_product(const ComputeContext& ctx, size_t a_index, size_t za_index,
+                           const ComputeTensor& b_words, const Shape& b_shape,
+                           const std::function<ComputeTensor()>& column_sums) {
+  const ComputeTensor& a = ctx.input(a_index);
+  MatMulShapes s = matmul_shapes(ctx, a.shape(), b_shape);
+  const auto b_rank = static_cast<int64_t>(b_shape.size());
+  ComputeTensor a_words = packed_words(ctx, "a_words", a, a.rank() - 1, false);
+  ComputeTensor sum = ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output},
+                                 {b_words.dim(b_rank - 2)}, Reducer::sum,
+                                 [&](const Indices& i, const Indices& k) {
+    MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b_rank, i, k[0]);
+    return call("dot4_u8i8", {a_words(at.a), b_words(at.b)});
+  });
+  if (is_zero(ctx, za_index) && a.dtype() != DType::i8) return sum;
+  ComputeTensor column_sum = column_sums();
+  return ctx.compute(stage_name(ctx) + "_corrected", {DType::i32, s.output},
+                     [&](const Indices& i) {
+    Indices row(i.begin(), i.end() - 1);
+    row.push_back(index(0));  // A's element [..., i, 0]: its row's zero point
+    loop::Expr zero = word_zero_point(ctx, a, za_index, row, ParameterAxis::row);
+    Indices column(i.begin(), i.end() - 2);
+    column.push_back(i.back());
+    return sum(i) - zero * column_sum(broadcast_indices(column, column_sum.shape()));
+  });
+}
+
 // The sum of MatMulInteger or QLinearMatMul in VNNI's form (the file comment), or nullopt
 // where it does not apply: a GPU target, operands of rank 1 or of other types, B's zero
 // point not 0.
@@ -137,34 +171,17 @@ std::optional<ComputeTensor> word_matmul_sum(const ComputeContext& ctx, size_t a
       !is_zero(ctx, zb_index)) {
     return std::nullopt;
   }
-  MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
   const int64_t k_axis_b = b.rank() - 2;
-  ComputeTensor a_words = packed_words(ctx, "a_words", a, a.rank() - 1, false);
   ComputeTensor b_words = packed_words(ctx, "b_words", b, k_axis_b, true);
-  ComputeTensor sum = ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output},
-                                 {b_words.dim(k_axis_b)}, Reducer::sum,
-                                 [&](const Indices& i, const Indices& k) {
-    MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
-    return call("dot4_u8i8", {a_words(at.a), b_words(at.b)});
-  });
-  // A's zero point (plus 128 for an int8 A) times the sum of B's column.
-  if (is_zero(ctx, za_index) && a.dtype() != DType::i8) return sum;
-  Shape column_shape = b.shape();
-  column_shape.erase(column_shape.begin() + k_axis_b);
-  ComputeTensor column_sum = ctx.reduce("column_sum", {DType::i32, column_shape}, {s.k},
-                                        Reducer::sum, [&](const Indices& i, const Indices& k) {
-    Indices at = i;
-    at.insert(at.begin() + k_axis_b, k[0]);
-    return cast(DType::i32, b(at));
-  });
-  return ctx.compute(stage_name(ctx) + "_corrected", {DType::i32, s.output},
-                     [&](const Indices& i) {
-    Indices row(i.begin(), i.end() - 1);
-    row.push_back(index(0));  // A's element [..., i, 0]: its row's zero point
-    loop::Expr zero = word_zero_point(ctx, a, za_index, row, ParameterAxis::row);
-    Indices column(i.begin(), i.end() - 2);
-    column.push_back(i.back());
-    return sum(i) - zero * column_sum(broadcast_indices(column, column_shape));
+  return word_product(ctx, a_index, za_index, b_words, b.shape(), [&] {
+    Shape column_shape = b.shape();
+    column_shape.erase(column_shape.begin() + k_axis_b);
+    return ctx.reduce("column_sum", {DType::i32, column_shape}, {b.dim(k_axis_b)},
+                      Reducer::sum, [&](const Indices& i, const Indices& k) {
+      Indices at = i;
+      at.insert(at.begin() + k_axis_b, k[0]);
+      return cast(DType::i32, b(at));
+    });
   });
 }
 
@@ -187,38 +204,27 @@ ComputeTensor integer_matmul_sum(const ComputeContext& ctx, size_t a_index, size
   });
 }
 
-// Conv's rule in VNNI's form: X and W packed into words of four input channels (zero bytes
-// past the last), so that a tap's term is dot4_u8i8(x_word, w_word), four channels at a
-// time. X's zero point comes out as A's does in the matrix product: the padding reads X's
-// zero point (the real 0) instead of 0, so that every tap reads x = (x - zx) + zx, and
-// sum (x - zx) w = sum x w - zx sum w, where sum w is the sum of output channel m's
-// weights, subtracted with the bias. Nullopt where it does not apply: a GPU target, groups,
-// an input of other than 8 bits, W not int8 or with a zero point.
-std::optional<std::vector<ComputeTensor>> word_conv_compute(
-    const ComputeContext& ctx, size_t x_index, size_t w_index, size_t zx_index, size_t zw_index,
-    const std::optional<ComputeTensor>& bias,
+// Conv's rule in VNNI's form on X (input `x_index`, its zero point input `zx_index`) and W
+// given as its words `w_words` [M, ceil(C / 4), KH, KW]: a tap's term is
+// dot4_u8i8(x_word, w_word), four input channels at a time. X's zero point comes out as
+// A's does in the matrix product: the padding reads X's zero point (the real 0) instead of
+// 0, so that every tap reads x = (x - zx) + zx, and sum (x - zx) w = sum x w - zx sum w,
+// where sum w is the sum of output channel m's weights (`w_sums` makes them where needed),
+// subtracted with the bias.
+std::vector<ComputeTensor> word_conv_product(
+    const ComputeContext& ctx, size_t x_index, size_t zx_index, const ComputeTensor& w_words,
+    const std::function<ComputeTensor()>& w_sums, const std::optional<ComputeTensor>& bias,
     const std::function<loop::Expr(const loop::Expr&, const Indices&)>& finish) {
   const ComputeTensor& x = ctx.input(x_index);
-  const ComputeTensor& w = ctx.input(w_index);
-  if (ctx.target().is_cuda() || ctx.get_int("group", 1) != 1 || w.dtype() != DType::i8 ||
-      !is_zero(ctx, zw_index) || x.rank() != 4) {
-    return std::nullopt;
-  }
   ComputeTensor x_words = packed_words(ctx, "x_words", x, 1, false);
-  ComputeTensor w_words = packed_words(ctx, "w_words", w, 1, true);
   // X's zero point as dot4_u8i8 reads X (one value: per tensor).
   const loop::Expr zero = word_zero_point(ctx, x, zx_index, Indices(4, index(0)),
                                           ParameterAxis::any);
   std::optional<ComputeTensor> corrected = bias;
   if (zero) {
-    Shape taps(w.shape().begin() + 1, w.shape().end());
-    ComputeTensor w_sum = ctx.reduce("w_sum", {DType::i32, {w.dim(0)}}, taps, Reducer::sum,
-                                     [&](const Indices& i, const Indices& r) {
-      Indices at = {i[0]};
-      at.insert(at.end(), r.begin(), r.end());
-      return cast(DType::i32, w(at));
-    });
-    corrected = ctx.compute("bias_corrected", {DType::i32, {w.dim(0)}}, [&](const Indices& i) {
+    ComputeTensor w_sum = w_sums();
+    corrected = ctx.compute("bias_corrected", {DType::i32, {w_words.dim(0)}},
+                            [&](const Indices& i) {
       return (bias ? (*bias)(i) : constant(DType::i32, 0)) - zero * w_sum(i);
     });
   }
@@ -239,6 +245,31 @@ std::optional<std::vector<ComputeTensor>> word_conv_compute(
                     const loop::Expr& w_word) { return call("dot4_u8i8", {x_word, w_word}); },
       .border = border};
   return conv_compute_of(ctx, a, operands);
+}
+
+// Conv's rule in VNNI's form (word_conv_product) with W packed here, or nullopt where it
+// does not apply: a GPU target, groups, an input of other than 8 bits, W not int8 or with a
+// zero point.
+std::optional<std::vector<ComputeTensor>> word_conv_compute(
+    const ComputeContext& ctx, size_t x_index, size_t w_index, size_t zx_index, size_t zw_index,
+    const std::optional<ComputeTensor>& bias,
+    const std::function<loop::Expr(const loop::Expr&, const Indices&)>& finish) {
+  const ComputeTensor& x = ctx.input(x_index);
+  const ComputeTensor& w = ctx.input(w_index);
+  if (ctx.target().is_cuda() || ctx.get_int("group", 1) != 1 || w.dtype() != DType::i8 ||
+      !is_zero(ctx, zw_index) || x.rank() != 4) {
+    return std::nullopt;
+  }
+  ComputeTensor w_words = packed_words(ctx, "w_words", w, 1, true);
+  return word_conv_product(ctx, x_index, zx_index, w_words, [&] {
+    Shape taps(w.shape().begin() + 1, w.shape().end());
+    return ctx.reduce("w_sum", {DType::i32, {w.dim(0)}}, taps, Reducer::sum,
+                      [&](const Indices& i, const Indices& r) {
+      Indices at = {i[0]};
+      at.insert(at.end(), r.begin(), r.end());
+      return cast(DType::i32, w(at));
+    });
+  }, bias, finish);
 }
 
 // Conv's compute rule (conv_compute.cpp) on X and W widened to int32 minus their zero
@@ -279,6 +310,15 @@ std::vector<ComputeTensor> matmul_integer_compute(const ComputeContext& ctx) {
   return {integer_matmul_sum(ctx, 0, 1, 2, 3)};
 }
 
+// Inputs A, B_words, B_column_sums, a_zero_point: the word form with B's words and column
+// sums as they come (include/minic/ops/int8_words.h).
+std::vector<ComputeTensor> matmul_integer_words_compute(const ComputeContext& ctx) {
+  const ComputeTensor& a = ctx.input(0);
+  const ComputeTensor& b_words = ctx.input(1);
+  const Shape b_shape = {a.dim(a.rank() - 1), b_words.dim(1)};
+  return {word_product(ctx, 0, 3, b_words, b_shape, [&] { return ctx.input(2); })};
+}
+
 std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx) {
   if (ctx.input(0).rank() < 2 || ctx.input(3).rank() < 2) {
     ctx.no_rule("a 1-D operand (its scale has no row or column to follow)");
@@ -300,6 +340,13 @@ std::vector<ComputeTensor> qlinear_matmul_compute(const ComputeContext& ctx) {
 
 std::vector<ComputeTensor> conv_integer_compute(const ComputeContext& ctx) {
   return integer_conv_compute(ctx, 0, 1, 2, 3, std::nullopt, {});
+}
+
+// Inputs X, W_words, W_sums, x_zero_point: the word form with W's words and sums as they
+// come (include/minic/ops/int8_words.h).
+std::vector<ComputeTensor> conv_integer_words_compute(const ComputeContext& ctx) {
+  return word_conv_product(ctx, 0, 3, ctx.input(1), [&] { return ctx.input(2); },
+                           std::nullopt, {});
 }
 
 // Requantised with the multiplier x_scale * w_scale[m] / y_scale.

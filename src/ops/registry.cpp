@@ -69,7 +69,7 @@ void register_loss_ops(OpRegistry& registry);                 // NegativeLogLike
 
 // Quantisation (course module 7)
 void register_quantize_ops(OpRegistry& registry);             // (De)QuantizeLinear, Dynamic...
-void register_quantized_linear_ops(OpRegistry& registry);     // MatMul/ConvInteger, QLinear*
+void register_quantized_linear_ops(OpRegistry& registry);     // MatMul/ConvInteger, QLinear*, minic.MatMulIntegerWords
 
 // Sequence models
 void register_attention_ops(OpRegistry& registry);            // Attention

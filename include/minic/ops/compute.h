@@ -224,7 +224,7 @@ Indices reshape_indices(const Indices& indices, const Shape& to, const Shape& fr
 // The identity of `reducer` for element type `dtype`: 0, 1, -inf or +inf (the integer
 // limits for integers).
 loop::Expr reducer_identity(Reducer reducer, DType dtype);
-// The stage name of a node's op: its op in lower case ("relu", "conv").
+// The stage name of a node's op: its op in lower case, without a domain ("relu", "conv").
 std::string stage_name(const NodeContext& ctx);
 // The elementwise stage most elementwise and broadcast ops are: output 0's element at `i`
 // is formula(values), where values holds each present input read at its broadcast

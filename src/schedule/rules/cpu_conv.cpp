@@ -204,7 +204,10 @@ ConvLoops conv_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   if (extent_j % lanes != 0 || extent_j > 2 * lanes) {
     fail("the innermost output axis ({} elements) is not one or two vectors", extent_j);
   }
+  // A float product of two loads (not an int8 word form's dot4_u8i8, which the GEMM rule
+  // takes).
   const auto* mul = block.body.as<loop::Store>()->value.as<loop::Add>()->b.as<loop::Mul>();
+  if (!mul) fail("the product is not a multiplication");
   const auto* a = mul->a.as<loop::Load>();
   const auto* b = mul->b.as<loop::Load>();
   if (!a || !b) fail("the multiplicands are not loads");
