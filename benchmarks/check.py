@@ -5,10 +5,14 @@ A benchmark of wrong answers measures nothing, so each model first runs once thr
 same input files, and every output must agree within |minic - ort| <= atol + rtol * |ort|
 (rtol 1e-3, atol 1e-4, as in the model tests, whose comparison this reuses:
 tests/models/compare_with_ort.py). An int8 model is compared by the cosine similarity of
-each output to ONNX Runtime's, which must be at least 0.999: two correct implementations
+each output to ONNX Runtime's, which must be at least 0.999, or, where ONNX Runtime's
+optimised and unoptimised runs of the model agree less, minic's distance (1 - cosine) to
+the nearer of the two at most twice theirs to each other: two correct implementations
 of a QDQ model round differently near a quantisation step, and the difference moves
 through the layers (ONNX Runtime's own integer kernels and its unoptimised run of the same
-model differ by several output steps; tests/models/qdq_ort.py). The two check runs also
+model differ by several output steps; tests/models/qdq_ort.py), the more the deeper the
+model (on the 12 layers of BERT-base quantised by ONNX Runtime, its two runs are 0.994
+alike). The two check runs also
 give a first estimate of how long one run takes, from which `benchmarks/run` picks the
 number of timed runs.
 """
@@ -29,20 +33,33 @@ ATOL = 1e-4
 MIN_COSINE = 0.999  # int8 models
 
 
-def compare_quantized(names, expected, actual):
+def cosine_similarity(a, b):
+    a64 = a.astype(np.float64).ravel()
+    b64 = b.astype(np.float64).ravel()
+    norms = np.linalg.norm(a64) * np.linalg.norm(b64)
+    return float(np.dot(a64, b64) / norms) if norms > 0 else float(np.array_equal(a64, b64))
+
+
+def compare_quantized(names, expected, actual, unoptimised):
     """Prints one line per output (max abs err, cosine similarity); True when every cosine
-    similarity is at least MIN_COSINE."""
+    similarity is at least MIN_COSINE, or, where ONNX Runtime's run `expected` and its
+    unoptimised run `unoptimised` are less alike, when minic's distance (1 - cosine) to the
+    nearer of them is at most twice theirs to each other."""
     ok = len(actual) == len(expected)
-    for name, want, got in zip(names, expected, actual):
-        want64 = want.astype(np.float64).ravel()
-        got64 = got.astype(np.float64).ravel()
-        norms = np.linalg.norm(want64) * np.linalg.norm(got64)
-        cosine = float(np.dot(want64, got64) / norms) if norms > 0 else float(
-            np.array_equal(want64, got64))
-        good = got.shape == want.shape and cosine >= MIN_COSINE
+    for name, want, got, other in zip(names, expected, actual, unoptimised):
+        cosine = cosine_similarity(want, got)
+        ort_runs = cosine_similarity(want, other)
+        required = MIN_COSINE
+        bound = ""
+        if ort_runs < MIN_COSINE:
+            required = min(MIN_COSINE, 1 - 2 * (1 - ort_runs))
+            cosine = max(cosine, cosine_similarity(other, got))
+            bound = (f" (to the nearer of ONNX Runtime's two runs, which are {ort_runs:.6f} "
+                     f"alike: at least {required:.6f})")
+        good = got.shape == want.shape and cosine >= required
         print(f"  {name}: {want.dtype}{list(want.shape)} max abs err "
-              f"{float(np.max(np.abs(got64 - want64))):.3g}, cosine similarity {cosine:.6f} "
-              f"{'ok' if good else 'FAIL'}")
+              f"{float(np.max(np.abs(got - want))):.3g}, cosine similarity {cosine:.6f}"
+              f"{bound} {'ok' if good else 'FAIL'}")
         ok = ok and good
     return ok
 
@@ -69,13 +86,15 @@ def run_minic(minic, bench, inputs, options, work_dir, timeout):
     return outputs, float(found.group(1)) if found else None
 
 
-def run_ort(bench, inputs, threads):
-    """ONNX Runtime on the same files, every graph optimisation on; returns (output names,
-    outputs, the time of one run in ms, not counting the session)."""
+def run_ort(bench, inputs, threads, optimise=True):
+    """ONNX Runtime on the same files, every graph optimisation on (or, `optimise` false,
+    none: a QDQ model's float ops run as written); returns (output names, outputs, the time
+    of one run in ms, not counting the session)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimise
+                                        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: no warnings about unused initializers
@@ -103,7 +122,8 @@ def check_outputs(minic, bench, inputs, options, work_dir, timeout):
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
         if bench.source == "int8":
-            ok = compare_quantized(names, expected, actual)
+            unoptimised = run_ort(bench, inputs, options.threads, optimise=False)[1]
+            ok = compare_quantized(names, expected, actual, unoptimised)
         else:
             ok = compare(names, expected, actual, RTOL, ATOL)
     return {"status": "ok" if ok else "mismatch", "detail": text.getvalue().strip(),
