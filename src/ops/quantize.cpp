@@ -17,9 +17,11 @@
 //   - DequantizeLinear subtracts and multiplies in float32 and converts the product to the
 //     output type (`output_dtype`, else the scale's type).
 //
-// Compute rules (course module 3): both as one elementwise expression over x, the scale
-// and the zero point read at the indices the granularity gives, for the 8- to 32-bit
-// integer types; the storage-only types (float8, int4, ...) run on the reference kernels.
+// Compute rules (course module 3): QuantizeLinear and DequantizeLinear as one elementwise
+// expression over x, the scale and the zero point read at the indices the granularity
+// gives, for the 8- to 32-bit integer types; the storage-only types (float8, int4, ...)
+// run on the reference kernels. DynamicQuantizeLinear as two reductions to x's extremes,
+// two one-element stages for the scale and zero point, and the elementwise quantisation.
 //
 // Chapter: docs/module7-quantisation.md#1-affine-quantisation-and-the-onnx-ops
 #include "quantize.h"
@@ -386,6 +388,42 @@ std::vector<Tensor> dynamic_quantize_kernel(const KernelContext& ctx) {
   return outputs;
 }
 
+// The kernel's steps as stages: x's extremes in two reductions to one value each, the
+// scale and zero point from them as one-element stages, then x quantised elementwise, in
+// the same float32 arithmetic. (A NaN in x makes the extremes NaN here, where the kernel
+// passes over it; ONNX leaves the case open.)
+std::vector<ComputeTensor> dynamic_quantize_compute(const ComputeContext& ctx) {
+  const ComputeTensor& x = ctx.input(0);
+  auto extreme = [&](const char* name, Reducer reducer) {
+    return ctx.reduce(name, {DType::f32, {}}, x.shape(), reducer,
+                      [&](const Indices&, const Indices& r) { return x(r); });
+  };
+  const ComputeTensor largest = extreme("x_max", Reducer::max);
+  const ComputeTensor smallest = extreme("x_min", Reducer::min);
+  const loop::Expr zero = constant(DType::f32, 0);
+  // The range widened to hold 0.
+  auto high = [&] { return loop::max(largest({}), zero); };
+  auto low = [&] { return loop::min(smallest({}), zero); };
+  // Both kept, so that the elementwise stage reads them rather than computing them again.
+  const ComputeTensor scale = ctx.keep(ctx.compute("y_scale", ctx.output_type(1),
+                                                   [&](const Indices&) {
+    loop::Expr range = select(loop::EQ::make(high(), low()), constant(DType::f32, 1),
+                              high() - low());
+    return loop::Div::make(range, constant(DType::f32, 255));
+  }));
+  const ComputeTensor zero_point = ctx.keep(ctx.compute("y_zero_point", ctx.output_type(2),
+                                                        [&](const Indices&) {
+    loop::Expr shifted = zero - loop::Div::make(low(), scale({}));
+    loop::Expr clamped = loop::min(loop::max(shifted, zero), constant(DType::f32, 255));
+    return saturate_to(DType::u8, call("round", {clamped}));
+  }));
+  const ComputeTensor y = ctx.compute("y", ctx.output_type(0), [&](const Indices& i) {
+    loop::Expr q = call("round", {loop::Div::make(x(i), scale({}))});
+    return saturate_to(DType::u8, q + cast(DType::f32, zero_point({})));
+  });
+  return {y, scale, zero_point};
+}
+
 }  // namespace
 
 void register_quantize_ops(OpRegistry& registry) {
@@ -413,7 +451,8 @@ void register_quantize_ops(OpRegistry& registry) {
                 .min_outputs = 3,
                 .max_outputs = 3,
                 .shape_rule = dynamic_quantize_shape,
-                .kernel = dynamic_quantize_kernel});
+                .kernel = dynamic_quantize_kernel,
+                .compute = dynamic_quantize_compute});
 }
 
 }  // namespace minic

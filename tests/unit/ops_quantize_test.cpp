@@ -414,3 +414,23 @@ TEST_CASE("int8 convolutions in VNNI's form agree with their kernels", "[ops][qu
   }
   testing::require_kernels_agree(graph);
 }
+
+TEST_CASE("the compute rule of DynamicQuantizeLinear agrees with its kernel",
+          "[ops][quantize][lower]") {
+  // Random values of both signs (each node's inputs are drawn anew, constants kept), only
+  // non-negative ones (the range starts at 0), and all zeros (the range is empty: scale
+  // 1 / 255, zero point 0).
+  Graph graph = parse_graph(R"(
+    graph dynamic(%x: f32[3,50,17]) ->
+        (%y0: u8[3,50,17], %s0: f32[], %z0: u8[], %y1: u8[2,5], %s1: f32[], %z1: u8[],
+         %y2: u8[2,5], %s2: f32[], %z2: u8[]) opset 21 {
+      %p = const f32[2,5] dense<[0.5, 1.25, 0.0, 3.0, 2.5, 0.75, 0.1, 4.0, 0.0, 1.0]>
+      %n = const f32[2,5] splat<0.0>
+      %y0, %s0, %z0 = DynamicQuantizeLinear(%x)
+      %y1, %s1, %z1 = DynamicQuantizeLinear(%p)
+      %y2, %s2, %z2 = DynamicQuantizeLinear(%n)
+      return %y0, %s0, %z0, %y1, %s1, %z1, %y2, %s2, %z2
+    })");
+  infer_shapes(graph);
+  testing::require_kernels_agree(graph);
+}
