@@ -7,8 +7,10 @@ a 100-step Loop recurrence, a bidirectional LSTM, built by examples/models/build
 the committed MLP), one-node MatMul models: square N x N x N and the shapes of a BERT
 layer's projections, and int8 models: ResNet-18, MobileNetV2, the encoder and BERT-base
 quantised by ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8
-activations, calibrated on 8 random inputs), and ResNet-18, the encoder, BERT-base and the
-light ResNet-50 quantised by `minic quantize` the same way (NAME_minic_int8), which every runtime runs as it runs QDQ
+activations, calibrated on 8 random inputs), the two encoders quantised by ONNX Runtime's
+quantize_dynamic (NAME_dynamic_int8: int8 weights, each activation quantised at run time by
+DynamicQuantizeLinear), and ResNet-18, the encoder, BERT-base and the light ResNet-50
+quantised by `minic quantize` the same way (NAME_minic_int8), which every runtime runs as it runs QDQ
 models. A
 MatMul's first operand is the model's input (activations); the second is an initializer
 (weights), as in a real model, so ORT may prepack it.
@@ -43,6 +45,7 @@ QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_12
 # `NAME_minic_int8` by `minic quantize` (prepare).
 INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base"]
 MINIC_INT8_MODELS = ["resnet18", "bert_encoder", "bert_base", "resnet50"]
+DYNAMIC_INT8_MODELS = ["bert_encoder", "bert_base"]
 
 
 @dataclass
@@ -84,6 +87,7 @@ def full_suite():
     suite += [Benchmark(gemm_name(*mkn), "gemm", "gemm", mkn=mkn) for mkn in shapes]
     suite += [Benchmark(f"{n}_int8", "model", "int8") for n in INT8_MODELS]
     suite += [Benchmark(f"{n}_minic_int8", "model", "int8") for n in MINIC_INT8_MODELS]
+    suite += [Benchmark(f"{n}_dynamic_int8", "model", "int8") for n in DYNAMIC_INT8_MODELS]
     return suite
 
 
@@ -121,7 +125,7 @@ def build_gemm_model(bench, models_dir):
 
 def float_model_of(bench):
     """The built model an int8 benchmark quantises: resnet18 for resnet18_minic_int8."""
-    return bench.name[:-len("_int8")].removesuffix("_minic")
+    return bench.name[:-len("_int8")].removesuffix("_minic").removesuffix("_dynamic")
 
 
 def prepare(benchmarks, models_dir, log, minic="build/minic"):
@@ -153,6 +157,9 @@ def prepare(benchmarks, models_dir, log, minic="build/minic"):
                 source = os.path.join(light_models_dir(), f"light_{float_model_of(bench)}.onnx")
             if os.path.exists(bench.path):
                 pass
+            elif bench.name.endswith("_dynamic_int8"):
+                log(f"quantising {float_model_of(bench)} with onnxruntime's quantize_dynamic")
+                quantize_model_dynamic(source, bench.path)
             elif bench.name.endswith("_minic_int8"):
                 log(f"quantising {float_model_of(bench)} with minic quantize")
                 subprocess.run([minic, "quantize", source, "-o", bench.path, "--per-channel",
@@ -185,6 +192,17 @@ def quantize_model(source, destination):
     quantize_static(source, destination, Calibration(), quant_format=QuantFormat.QDQ,
                     per_channel=True, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
+
+
+def quantize_model_dynamic(source, destination):
+    """Writes `source` quantised by ONNX Runtime's quantize_dynamic: int8 weights (per
+    tensor, symmetric), and each MatMul's activations quantised to uint8 at run time."""
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    logging.getLogger().setLevel(logging.ERROR)
+    quantize_dynamic(source, destination, weight_type=QuantType.QInt8)
 
 
 def write_inputs(bench, inputs_dir, seed):

@@ -40,6 +40,7 @@ struct RunOptions {
   // --input-shape, --target.
   CommonOptions common;
   bool profile = false;
+  int warmup = 0;                         // untimed runs before the one timed and shown
   std::vector<std::string> inputs;        // "NAME=PATH" or "PATH"
   std::string fill = "random";            // "random", "zeros" or "ones"
   uint64_t seed = 0;
@@ -159,13 +160,19 @@ int run_model(const RunOptions& options) {
     }
   }
 
+  // Untimed runs first: the timed one then finds its memory touched and its caches warm,
+  // as in `minic bench`, so that a profile shows each kernel's steady time.
+  for (int i = 0; i < options.warmup; ++i) model.run(inputs, nullptr);
   std::vector<runtime::StepProfile> profile;
   auto start = std::chrono::steady_clock::now();
   std::vector<Tensor> outputs = model.run(inputs, options.profile ? &profile : nullptr);
   double milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("ran {} with {} in {:.3f} ms\n", options.model, ran_with(model, options),
-             milliseconds);
+  fmt::print("ran {} with {} in {:.3f} ms{}\n", options.model, ran_with(model, options),
+             milliseconds,
+             options.warmup > 0 ? fmt::format(" (after {} untimed run{})", options.warmup,
+                                              options.warmup == 1 ? "" : "s")
+                                : "");
   if (options.profile) {
     if (model.compiled()) {
       print_profile(profile);
@@ -212,6 +219,12 @@ Command add_run_command(CLI::App& app) {
       ->check(CLI::IsMember(kBackends));
   command->add_flag("--profile", options->profile,
                     "Print the time of every kernel of the run (llvm)");
+  command
+      ->add_option("--warmup", options->warmup,
+                   "Untimed runs before the one timed (and profiled): a first run also pays "
+                   "for touching its memory")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   command
       ->add_option("--input", options->inputs,
                    "An input from a .npy or TensorProto .pb file: NAME=PATH, or PATH for the "
