@@ -42,7 +42,8 @@ BERT_GEMMS = [(128, 256, 256), (128, 256, 1024), (128, 1024, 256)]
 QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_128x256x256",
          "matmul_128x256x1024", "matmul_128x1024x256"]
 # The int8 models: `NAME_int8` is the built model NAME quantised by ONNX Runtime,
-# `NAME_minic_int8` by `minic quantize` (prepare).
+# `NAME_minic_int8` by `minic quantize`, `NAME_dynamic_int8` by ONNX Runtime's
+# quantize_dynamic (prepare).
 INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base"]
 MINIC_INT8_MODELS = ["resnet18", "bert_encoder", "bert_base", "resnet50"]
 DYNAMIC_INT8_MODELS = ["bert_encoder", "bert_base"]
