@@ -1,19 +1,19 @@
 """What `benchmarks/run` measures: the models, the GEMMs, and their inputs. Course module 8.
 
 The suite is the nine light models of the onnx package (backend/test/data/light: real
-architectures whose weights are ConstantOfShape nodes, so the files are small), the example models
-(ResNet-18, MobileNetV2, the BERT-style encoder and the same encoder at BERT-base's size,
-a 100-step Loop recurrence, a bidirectional LSTM, built by examples/models/build_models.py;
-the committed MLP), one-node MatMul models: square N x N x N and the shapes of a BERT
-layer's projections, and int8 models: ResNet-18, MobileNetV2, the encoder and BERT-base
-quantised by ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8
-activations, calibrated on 8 random inputs), the two encoders quantised by ONNX Runtime's
-quantize_dynamic (NAME_dynamic_int8: int8 weights, each activation quantised at run time by
-DynamicQuantizeLinear), and ResNet-18, the encoder, BERT-base and the light ResNet-50
-quantised by `minic quantize` the same way (NAME_minic_int8), which every runtime runs as it runs QDQ
-models. A
-MatMul's first operand is the model's input (activations); the second is an initializer
-(weights), as in a real model, so ORT may prepack it.
+architectures whose weights are ConstantOfShape nodes, so the files are small), the example
+models (ResNet-18, MobileNetV2, the BERT-style encoder and the same encoder at BERT-base's
+size, a 100-step Loop recurrence, a bidirectional LSTM, built by
+examples/models/build_models.py; the committed MLP), one-node MatMul models: square
+N x N x N and the shapes of a BERT layer's projections, and int8 models: ResNet-18,
+MobileNetV2, the encoder and BERT-base quantised by ONNX Runtime's quantize_static (QDQ
+format, int8 weights per channel, uint8 activations, calibrated on 8 random inputs);
+ResNet-18, the encoder, BERT-base and the light ResNet-50 quantised by `minic quantize` the
+same way (NAME_minic_int8); and the two encoders quantised by ONNX Runtime's
+quantize_dynamic (NAME_dynamic_int8: int8 weights, each MatMul's activations quantised at
+run time by DynamicQuantizeLinear). Every runtime runs each file as it is. A MatMul's
+first operand is the model's input (activations); the second is an initializer (weights),
+as in a real model, so ORT may prepack it.
 """
 
 import os

@@ -10,7 +10,8 @@ onnx.checker and run once with onnxruntime, which must give finite outputs.
 
     python3 examples/models/build_models.py [--out DIR] [NAMES...]
 
-With no NAMES every model but the large ones built on request (bert_base) is built. See README.md beside this file for what each is.
+With no NAMES every model is built but those built only on request (bert_base, large). See
+README.md beside this file for what each is.
 """
 
 import argparse

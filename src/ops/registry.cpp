@@ -69,7 +69,8 @@ void register_loss_ops(OpRegistry& registry);                 // NegativeLogLike
 
 // Quantisation (course module 7)
 void register_quantize_ops(OpRegistry& registry);             // (De)QuantizeLinear, Dynamic...
-void register_quantized_linear_ops(OpRegistry& registry);     // MatMul/ConvInteger, QLinear*, minic.MatMulIntegerWords
+void register_quantized_linear_ops(OpRegistry& registry);     // MatMul/ConvInteger, QLinear*,
+                                                              // minic.*IntegerWords
 
 // Sequence models
 void register_attention_ops(OpRegistry& registry);            // Attention

@@ -39,8 +39,9 @@ struct ObservedValues {
   std::span<const float> samples;
 };
 
-// The uint8 parameters of the range [low, high], as quantize_graph makes them: the range widened to hold 0 (so that 0, the
-// padding and ReLU's zeros, is exact), scale = range / 255, zero point = round(-low / scale).
+// The uint8 parameters of the range [low, high], as quantize_graph makes them: the range
+// widened to hold 0 (so that 0, the padding and ReLU's zeros, is exact), scale = range /
+// 255, zero point = round(-low / scale).
 struct ActivationParameters {
   double scale = 1;
   int64_t zero_point = 0;

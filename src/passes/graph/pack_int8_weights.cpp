@@ -28,10 +28,10 @@ bool packable(const Node& node) {
   const Value* w = node.input(1);
   if (x->type.dtype != DType::i8 && x->type.dtype != DType::u8) return false;
   if (!w->is_constant() || w->type.dtype != DType::i8) return false;
-  if (conv ? x->type.rank() != 4 || w->type.rank() != 4 || edit::int_attribute(node, "group", 1) != 1
-           : x->type.rank() < 2 || w->type.rank() != 2) {
-    return false;
-  }
+  const bool shapes = conv ? x->type.rank() == 4 && w->type.rank() == 4 &&
+                                 edit::int_attribute(node, "group", 1) == 1
+                           : x->type.rank() >= 2 && w->type.rank() == 2;
+  if (!shapes) return false;
   if (!node.has_input(3)) return true;
   std::optional<double> zero = edit::splat_value(node.input(3));
   return zero && *zero == 0.0;
