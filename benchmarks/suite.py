@@ -6,8 +6,9 @@ models (ResNet-18, MobileNetV2, the BERT-style encoder and the same encoder at B
 size, a 100-step Loop recurrence, a bidirectional LSTM, built by
 examples/models/build_models.py; the committed MLP), one-node MatMul models: square
 N x N x N and the shapes of a BERT layer's projections, and int8 models: ResNet-18,
-MobileNetV2, the encoder and BERT-base quantised by ONNX Runtime's quantize_static (QDQ
-format, int8 weights per channel, uint8 activations, calibrated on 8 random inputs);
+MobileNetV2, the encoder, BERT-base and the light ResNet-50 (its weights folded first)
+quantised by ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8
+activations, calibrated on 8 random inputs);
 ResNet-18, the encoder, BERT-base and the light ResNet-50 quantised by `minic quantize` the
 same way (NAME_minic_int8); and the two encoders quantised by ONNX Runtime's
 quantize_dynamic (NAME_dynamic_int8: int8 weights, each MatMul's activations quantised at
@@ -44,7 +45,7 @@ QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_12
 # The int8 models: `NAME_int8` is the built model NAME quantised by ONNX Runtime,
 # `NAME_minic_int8` by `minic quantize`, `NAME_dynamic_int8` by ONNX Runtime's
 # quantize_dynamic (prepare).
-INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base"]
+INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base", "resnet50"]
 MINIC_INT8_MODELS = ["resnet18", "bert_encoder", "bert_base", "resnet50"]
 DYNAMIC_INT8_MODELS = ["bert_encoder", "bert_base"]
 
@@ -168,7 +169,25 @@ def prepare(benchmarks, models_dir, log, minic="build/minic"):
                                stdout=subprocess.DEVNULL)
             else:
                 log(f"quantising {float_model_of(bench)} with onnxruntime's quantize_static")
+                if float_model_of(bench) in LIGHT_MODELS:
+                    source = folded_light_model(source, models_dir, minic)
                 quantize_model(source, bench.path)
+
+
+def folded_light_model(source, models_dir, minic):
+    """A light model as ONNX Runtime's quantiser can take it: its ConstantOfShape weights
+    folded into initializers (`minic opt --passes fold-constants --emit onnx`; the
+    quantiser would quantise them as activations), and its opset 9 converted to 13 by
+    ONNX's version converter (per-channel DequantizeLinear begins at 13). Returns the path."""
+    import onnx
+    from onnx import version_converter
+
+    name = os.path.splitext(os.path.basename(source))[0]
+    folded = os.path.join(models_dir, f"{name}_folded.onnx")
+    subprocess.run([minic, "opt", source, "--passes", "fold-constants", "--emit", "onnx",
+                    "-o", folded], check=True, stdout=subprocess.DEVNULL)
+    onnx.save(version_converter.convert_version(onnx.load(folded), 13), folded)
+    return folded
 
 
 def quantize_model(source, destination):
