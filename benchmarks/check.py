@@ -25,19 +25,12 @@ import time
 
 import numpy as np
 
-from compare_with_ort import compare  # the model tests' comparison
+from compare_with_ort import compare, cosine_similarity  # the model tests' comparisons
 from measure import ChildFailed, log_tail, run_child
 
 RTOL = 1e-3
 ATOL = 1e-4
 MIN_COSINE = 0.999  # int8 models
-
-
-def cosine_similarity(a, b):
-    a64 = a.astype(np.float64).ravel()
-    b64 = b.astype(np.float64).ravel()
-    norms = np.linalg.norm(a64) * np.linalg.norm(b64)
-    return float(np.dot(a64, b64) / norms) if norms > 0 else float(np.array_equal(a64, b64))
 
 
 def compare_quantized(names, expected, actual, unoptimised):

@@ -70,7 +70,9 @@ double entropy_threshold(std::span<const float> samples, int levels) {
     }
   }
   return best * width;
-}namespace {
+}
+
+namespace {
 
 // The extremes: nothing is clipped, and one outlier widens every step.
 std::pair<double, double> minmax_range(const ObservedValues& values, const QuantizeOptions&) {

@@ -132,6 +132,15 @@ def run_onnxruntime(model_path, inputs):
     return names, session.run(None, inputs)
 
 
+def cosine_similarity(a, b):
+    """The cosine similarity of two arrays' values, computed in double; where either is all
+    zeros, 1 if both are equal and 0 otherwise."""
+    a64 = np.asarray(a, dtype=np.float64).ravel()
+    b64 = np.asarray(b, dtype=np.float64).ravel()
+    norms = np.linalg.norm(a64) * np.linalg.norm(b64)
+    return float(np.dot(a64, b64) / norms) if norms > 0 else float(np.array_equal(a64, b64))
+
+
 def compare(names, expected, actual, rtol, atol):
     """Prints one line per output; returns True when all match."""
     if len(actual) != len(expected):

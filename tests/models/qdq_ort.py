@@ -38,7 +38,7 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
 import build_models  # noqa: E402  (examples/models/build_models.py)
-from compare_with_ort import random_inputs  # noqa: E402  (the model tests' input generator)
+from compare_with_ort import cosine_similarity, random_inputs  # noqa: E402  (the model tests')
 
 MODELS = ["mlp", "small_cnn", "bert_encoder"]
 CONFIGS = {
@@ -96,7 +96,7 @@ def check(minic, path, feed, folder, backend):
         to_reference = float(np.max(np.abs(got - want))) / step
         to_optimised = float(np.max(np.abs(got - fast))) / step
         ort_itself = float(np.max(np.abs(want - fast))) / step
-        cosine = float(np.sum(got * fast) / (np.linalg.norm(got) * np.linalg.norm(fast)))
+        cosine = cosine_similarity(got, fast)
         print(f"    {backend:6} {name}: max |minic - ort| {to_reference:.2f} steps "
               f"(unoptimised ORT), {to_optimised:.2f} (optimised ORT, which differs from "
               f"the unoptimised by {ort_itself:.2f}); cosine {cosine:.6f}")

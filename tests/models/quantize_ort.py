@@ -39,16 +39,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_models  # noqa: E402  (examples/models/build_models.py)
-from compare_with_ort import random_inputs  # noqa: E402  (the model tests' input generator)
+from compare_with_ort import cosine_similarity, random_inputs  # noqa: E402  (the model tests')
 
 MODELS = ["mlp", "small_cnn", "bert_encoder"]
 
 
 def cosine(a, b):
+    """The cosine similarity of two runs' outputs, all outputs together, and the largest
+    absolute difference."""
     a = np.concatenate([x.ravel() for x in a]).astype(np.float64)
     b = np.concatenate([x.ravel() for x in b]).astype(np.float64)
-    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))), \
-        float(np.max(np.abs(a - b)))
+    return cosine_similarity(a, b), float(np.max(np.abs(a - b)))
 
 
 def ort_run(path, feeds):
