@@ -243,12 +243,19 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs,
 
 std::vector<Tensor> CompiledModel::run_in_place(std::span<const Tensor* const> inputs,
                                                 std::vector<runtime::StepProfile>* profile) {
+  std::vector<runtime::TensorView> views;
+  for (const Tensor* input : inputs) views.push_back({&input->type(), input->bytes().data()});
+  return run_views(views, profile);
+}
+
+std::vector<Tensor> CompiledModel::run_views(std::span<const runtime::TensorView> inputs,
+                                             std::vector<runtime::StepProfile>* profile) {
   if (!cannot_run_.empty()) fail("{}", cannot_run_);
   if (!checked_target_ && target_.is_cpu()) {
     codegen::check_runs_here(target_);
     checked_target_ = true;
   }
-  return executor_.run_in_place(inputs, profile);
+  return executor_.run_views(inputs, profile);
 }
 
 namespace {

@@ -377,7 +377,7 @@ class Importer {
         }
       }
       BodyImport import_body = [&](const onnx::GraphProto& body, const std::string& attribute) {
-        const OpSchema* schema = op_registry().find(proto.op_type());
+        const OpSchema* schema = op_registry().find(qualified_op(proto));
         if (!schema || std::ranges::find(schema->graph_attributes, attribute) ==
                            schema->graph_attributes.end()) {
           fail("{}: attribute '{}' is a graph, which {} does not take", describe_node(proto),
@@ -392,7 +392,7 @@ class Importer {
                attribute, error.what());
         }
       };
-      Node* node = graph_.add_node(proto.op_type(), {}, outputs,
+      Node* node = graph_.add_node(qualified_op(proto), {}, outputs,
                                    convert_attributes(proto, external_, import_body),
                                    proto.name());
       if (!captures.empty()) node->attributes["captures"] = static_cast<int64_t>(captures.size());

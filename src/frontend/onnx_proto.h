@@ -63,7 +63,11 @@ onnx::ModelProto read_model_proto(const std::string& path);
 // The version of the default-domain ("" or "ai.onnx") opset the model imports.
 int default_opset(const onnx::ModelProto& model);
 bool is_default_domain(const std::string& domain);
-// True if minic has the node's op, in the default domain, at `opset`.
+// The name of a node's op as minic's graph and registry name it: "Conv", or
+// "com.example.Gelu" outside the default domain.
+std::string qualified_op(const onnx::NodeProto& node);
+// True if minic has the node's op: in the default domain at `opset`, or another domain's
+// op registered as a custom op (include/minic/ops/custom_op.h).
 bool is_supported(const onnx::NodeProto& node, int opset);
 // Calls `visit` on every node of `graph` and of the bodies in its graph attributes, at any
 // depth, each before the nodes of its bodies.

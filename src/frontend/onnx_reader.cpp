@@ -28,13 +28,6 @@ namespace {
 
 constexpr std::string_view kLfsPointerStart = "version https://git-lfs.github.com/spec/v1";
 
-// The name of an op as minic lists it: "Conv", or "com.microsoft.FusedConv" outside the
-// default domain.
-std::string qualified_op(const onnx::NodeProto& node) {
-  if (is_default_domain(node.domain())) return node.op_type();
-  return fmt::format("{}.{}", node.domain(), node.op_type());
-}
-
 int domain_opset(const onnx::ModelProto& model, const std::string& domain) {
   for (const onnx::OperatorSetIdProto& import : model.opset_import()) {
     if (import.domain() == domain) return static_cast<int>(import.version());
@@ -97,8 +90,17 @@ std::string not_a_tensor_message(const OnnxValueInfo& value, std::string_view ro
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
+std::string qualified_op(const onnx::NodeProto& node) {
+  if (is_default_domain(node.domain())) return node.op_type();
+  return fmt::format("{}.{}", node.domain(), node.op_type());
+}
+
 bool is_supported(const onnx::NodeProto& node, int opset) {
-  if (!is_default_domain(node.domain())) return false;
+  // An op of another domain is supported once it is registered (a custom op, under its
+  // qualified name), at any version of its domain.
+  if (!is_default_domain(node.domain())) {
+    return op_registry().find(qualified_op(node)) != nullptr;
+  }
   if (node.op_type() == "Constant") return true;
   const OpSchema* schema = op_registry().find(node.op_type());
   return schema && opset >= schema->min_opset && opset <= schema->max_opset;

@@ -12,7 +12,9 @@
 //
 // Algorithm:
 //   1. the model: the default-domain opset of the graph, the oldest IR version that holds
-//      both that opset and every element type the graph uses, producer "minic";
+//      both that opset and every element type the graph uses, producer "minic"; and
+//      version 1 of the domain of each custom op (include/minic/ops/custom_op.h) written,
+//      whose nodes carry their domain;
 //   2. a graph: first every value gets its name in the file (step 4); then the inputs and
 //      outputs as ValueInfos (element type and static shape; a body's untyped values by
 //      name only, but for Loop's iteration number and condition), the constants as
@@ -32,11 +34,13 @@
 // Chapter: docs/module2-graph-ir.md#2-the-frontend-srcfrontend
 #include "onnx_proto.h"
 
+#include "minic/ops/custom_op.h"
 #include "minic/ops/op.h"
 
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <set>
 #include <unordered_map>
 
 namespace minic {
@@ -150,6 +154,11 @@ class Exporter {
     import->set_version(graph.opset);
     Scope scope;
     write_graph(graph, scope, *model.mutable_graph());
+    for (const std::string& domain : custom_domains_) {
+      onnx::OperatorSetIdProto* custom = model.add_opset_import();
+      custom->set_domain(domain);
+      custom->set_version(1);
+    }
     model.set_ir_version(std::max(ir_version_for_opset(graph.opset), dtype_ir_version_));
     MINIC_CHECK(model.ir_version() <= kMaxIrVersion);
     return model;
@@ -202,12 +211,17 @@ class Exporter {
            "the graph before fuse-ops",
            scope.where, node.describe());
     }
-    if (node.op.find('.') != std::string::npos) {
+    const size_t dot = node.op.rfind('.');
+    if (dot != std::string::npos && !is_custom_op(node.op)) {
       fail("{}{}: op {} is minic's own, outside ONNX's default domain, so ONNX cannot hold it; "
            "export the graph before the pass that made it",
            scope.where, node.describe(), node.op);
     }
-    proto.set_op_type(node.op);
+    if (dot != std::string::npos) {  // a custom op: its domain, imported at version 1
+      proto.set_domain(node.op.substr(0, dot));
+      custom_domains_.insert(proto.domain());
+    }
+    proto.set_op_type(dot == std::string::npos ? node.op : node.op.substr(dot + 1));
     proto.set_name(node.name);
     const bool bodies = has_bodies(node);
     const size_t captures = bodies ? capture_count(node, scope.where) : 0;
@@ -301,6 +315,7 @@ class Exporter {
   }
 
   int64_t dtype_ir_version_ = 3;  // the oldest IR version with every element type written
+  std::set<std::string> custom_domains_;  // the domains of the custom ops written
 };
 
 }  // namespace

@@ -88,6 +88,9 @@ void register_tfidf_vectorizer_ops(OpRegistry& registry);     // TfIdfVectorizer
 void register_control_flow_ops(OpRegistry& registry);         // If, Loop
 void register_scan_ops(OpRegistry& registry);                 // Scan
 
+// custom_op.cpp: adds the custom ops registered before the registry was built.
+void add_waiting_custom_ops(OpRegistry& registry);
+
 namespace {
 
 OpRegistry build_registry() {
@@ -171,11 +174,21 @@ OpRegistry build_registry() {
   return registry;
 }
 
-}  // namespace
-
-const OpRegistry& op_registry() {
-  static const OpRegistry registry = build_registry();
+// The one registry: minic's ops, then the custom ones (custom_op.cpp): first those
+// registered while the program's statics were built, later any other.
+OpRegistry& the_registry() {
+  static OpRegistry registry = [] {
+    OpRegistry built = build_registry();
+    add_waiting_custom_ops(built);
+    return built;
+  }();
   return registry;
 }
+
+}  // namespace
+
+const OpRegistry& op_registry() { return the_registry(); }
+
+void add_to_op_registry(OpSchema schema) { the_registry().add(std::move(schema)); }
 
 }  // namespace minic

@@ -49,16 +49,16 @@ void* Executor::allocate(int64_t bytes) {
   return memory_.back().get();
 }
 
-void Executor::check_inputs(std::span<const Tensor* const> inputs) const {
+void Executor::check_inputs(std::span<const TensorView> inputs) const {
   if (inputs.size() != plan_.inputs.size()) {
     fail("the model takes {} input{}, given {}", plan_.inputs.size(),
          plan_.inputs.size() == 1 ? "" : "s", inputs.size());
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const PlanBuffer& buffer = plan_.buffers[plan_.inputs[i]];
-    if (inputs[i]->type() != buffer.type) {
+    if (*inputs[i].type != buffer.type) {
       fail("input '{}' must be {}, not {}", buffer.name, type_string(buffer.type),
-           type_string(inputs[i]->type()));
+           type_string(*inputs[i].type));
     }
   }
 }
@@ -72,6 +72,13 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs,
 
 std::vector<Tensor> Executor::run_in_place(std::span<const Tensor* const> inputs,
                                            std::vector<StepProfile>* profile) {
+  std::vector<TensorView> views;
+  for (const Tensor* input : inputs) views.push_back({&input->type(), input->bytes().data()});
+  return run_views(views, profile);
+}
+
+std::vector<Tensor> Executor::run_views(std::span<const TensorView> inputs,
+                                        std::vector<StepProfile>* profile) {
   check_inputs(inputs);
   const bool in_place = device_->shares_host_memory();
   std::vector<void*> address = address_;
@@ -81,10 +88,9 @@ std::vector<Tensor> Executor::run_in_place(std::span<const Tensor* const> inputs
     int b = plan_.inputs[i];
     if (in_place) {
       // Kernels only read inputs; the cast drops const for the common calling convention.
-      address[b] = const_cast<std::byte*>(inputs[i]->bytes().data());
+      address[b] = const_cast<std::byte*>(inputs[i].data);
     } else {
-      device_->copy_to_device(address[b], inputs[i]->bytes().data(),
-                              static_cast<int64_t>(inputs[i]->bytes().size()));
+      device_->copy_to_device(address[b], inputs[i].data, inputs[i].type->num_bytes());
     }
   }
   // 2. The result tensors, one per buffer of kind output.

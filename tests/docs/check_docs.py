@@ -17,12 +17,14 @@ naming file:line, on:
    block can compile into `out/` and then run `out/`. The scratch directory looks like
    the repository root: each top-level entry of the repository is linked into it, so
    `examples/models/mlp.onnx` and `tests/lit/...` resolve as they do for a reader at the
-   root; `build/minic` (and `minic` on the PATH) is the binary under test, and
-   `build/onnx-data` the ONNX test data beside it. Files the commands write stay in scratch.
+   root; `build/minic` (and `minic` on the PATH) is the binary under test,
+   `build/onnx-data` the ONNX test data beside it and `build/examples` the examples built
+   beside it (the custom op plugin). Files the commands write stay in scratch.
    A line with a placeholder (`MODEL.onnx`, `[--option]`, `a|b`) is a synopsis, not a
    command: its subcommand and options are checked against `minic --help` instead.
 2. **a source path that does not exist.** Every path from the root that starts with
-   src/, include/, tools/, tests/, scripts/, examples/, benchmarks/, docs/ or exercises/
+   src/, include/, tools/, tests/, scripts/, examples/, benchmarks/, docs/, exercises/ or
+   python/
    (in prose, code spans or fenced blocks; `{a,b}` and `<name>` are expanded) names
    something in the tree, or something git ignores (a generated output such as
    benchmarks/out/).
@@ -37,7 +39,7 @@ naming file:line, on:
    spans in prose that start with `minic` are checked the same way, one direction: what
    they name exists.
 5. **a source file that does not name its chapter.** Every .cpp and .h file under src/,
-   include/minic/ and tools/minic/ opens with a header comment holding one line
+   include/minic/, tools/minic/ and python/src/ opens with a header comment holding one line
    `// Chapter: docs/moduleN-NAME.md#section`: the chapter file exists, the section is one
    of its headings, and the first "Course module M" of the header (the file's main
    module) is N. docs/README.md states the convention.

@@ -212,8 +212,9 @@ def block_commands(block: Block) -> List[Tuple[int, str]]:
 
 class Sandbox:
     """Scratch directories that look like the repository root: every top-level entry of
-    the repository is a link, `build/minic` is the binary under test and `build/onnx-data`
-    the ONNX test data beside it. What a command writes stays in the scratch directory."""
+    the repository is a link, `build/minic` is the binary under test, `build/onnx-data`
+    the ONNX test data beside it and `build/examples` the examples built beside it (the
+    custom op plugin). What a command writes stays in the scratch directory."""
 
     def __init__(self, root: str, minic: str):
         self.root = os.path.abspath(root)
@@ -221,9 +222,10 @@ class Sandbox:
         self.bin = os.path.join(self.base, "bin")
         os.mkdir(self.bin)
         os.symlink(os.path.abspath(minic), os.path.join(self.bin, "minic"))
-        data = os.path.join(os.path.dirname(os.path.abspath(minic)), "onnx-data")
-        if os.path.exists(data):
-            os.symlink(os.path.realpath(data), os.path.join(self.bin, "onnx-data"))
+        for beside in ("onnx-data", "examples"):
+            path = os.path.join(os.path.dirname(os.path.abspath(minic)), beside)
+            if os.path.exists(path):
+                os.symlink(os.path.realpath(path), os.path.join(self.bin, beside))
         self.count = 0
 
     def new_directory(self) -> str:

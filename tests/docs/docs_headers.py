@@ -17,8 +17,10 @@ from typing import List, Optional, Tuple
 
 from docs_text import Finding, heading_anchors
 
-# The files whose headers are checked: minic's sources, public headers and tool.
-HEADER_ROOTS = ("src", os.path.join("include", "minic"), os.path.join("tools", "minic"))
+# The files whose headers are checked: minic's sources, public headers, tool and Python
+# bindings.
+HEADER_ROOTS = ("src", os.path.join("include", "minic"), os.path.join("tools", "minic"),
+                os.path.join("python", "src"))
 SOURCE_SUFFIXES = (".cpp", ".h")
 
 CHAPTER_LINE = re.compile(r"^//\s*Chapter:\s*(.*?)\s*$")

@@ -137,7 +137,7 @@ def check_phrases(doc: Document) -> List[Finding]:
 # --- source paths ------------------------------------------------------------------------
 
 SOURCE_ROOTS = ("src", "include", "tools", "tests", "scripts", "examples", "benchmarks", "docs",
-                "exercises")
+                "exercises", "python")
 # A path from the repository root: a source folder, then names; `{a,b}` lists
 # alternatives, `<name>` and `*` stand for any name. Not preceded by a name character or
 # a slash, so `../examples/x` (a link relative to the file) is left to the link check.

@@ -24,6 +24,8 @@ config.substitutions.append(("%minic", minic or os.path.join(config.minic_bin_di
 # ONNX's backend test data, node/ and light/ (tests/CMakeLists.txt finds it).
 config.substitutions.append(("%onnx", config.onnx_data))
 config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "Inputs")))
+# The custom op plugin of examples/custom_ops/ (com.example.Gelu and FastGelu).
+config.substitutions.append(("%gelu_ops", config.gelu_ops))
 config.environment["PATH"] = os.pathsep.join(
     [config.minic_bin_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])
 

@@ -8,10 +8,8 @@
 // latency, the configuration and the process's peak resident memory, and with --json write
 // all of it, every sample included, to a file.
 //
-// Why these statistics: run times on a shared machine have a long upper tail (other
-// processes, page faults, frequency changes), so the median and the min say more about
-// the code than the mean does; p90/p99 show how long the tail is. Percentiles interpolate
-// linearly between the sorted samples (numpy's default), so p50 equals the median.
+// The timing and the statistics are include/minic/runtime/latency.h's, which says why
+// these statistics.
 //
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "backend.h"
@@ -23,22 +21,19 @@
 #include "minic/driver/compile.h"
 #include "minic/frontend/onnx.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/runtime/latency.h"
 #include "minic/runtime/tensor_io.h"
 #include "minic/support/error.h"
 #include "minic/support/file.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <thread>
 
 namespace minic::cli {
@@ -55,50 +50,11 @@ struct BenchOptions {
   std::string json_file;
 };
 
-struct LatencyStats {
-  double median = 0, mean = 0, min = 0, max = 0, p90 = 0, p99 = 0;
-};
-
-// The p-th percentile (0..100) of sorted samples, interpolated linearly between ranks.
-double percentile(const std::vector<double>& sorted, double p) {
-  double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
-  size_t below = static_cast<size_t>(std::floor(rank));
-  size_t above = std::min(below + 1, sorted.size() - 1);
-  double fraction = rank - static_cast<double>(below);
-  return sorted[below] + (sorted[above] - sorted[below]) * fraction;
-}
-
-LatencyStats summarize(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  LatencyStats stats;
-  stats.median = percentile(samples, 50);
-  stats.mean = std::accumulate(samples.begin(), samples.end(), 0.0) /
-               static_cast<double>(samples.size());
-  stats.min = samples.front();
-  stats.max = samples.back();
-  stats.p90 = percentile(samples, 90);
-  stats.p99 = percentile(samples, 99);
-  return stats;
-}
+using runtime::LatencyStats;
 
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
   auto now = std::chrono::steady_clock::now();
   return std::chrono::duration<double, std::milli>(now - start).count();
-}
-
-// The most memory this process has held in RAM so far, in MiB. Linux's VmHWM line of
-// /proc/self/status is read first: getrusage's ru_maxrss carries over the peak of the
-// process that started this one (exec keeps the larger of the two), so a minic started
-// by a big Python harness would report the harness's memory. getrusage is the fallback
-// where /proc is missing.
-double peak_rss_mb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.starts_with("VmHWM:")) return std::stod(line.substr(6)) / 1024.0;  // in kB
-  }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 
 // The number of threads the backend runs on, and a note for the configuration table.
@@ -235,19 +191,6 @@ std::vector<Tensor> bench_inputs(const BenchModel& bench, uint64_t seed) {
   return inputs;
 }
 
-// --warmup untimed runs, then --repeat runs timed one by one.
-std::vector<double> time_runs(PreparedModel& model, const std::vector<Tensor>& inputs,
-                              const BenchOptions& options) {
-  for (int i = 0; i < options.warmup; ++i) model.run(inputs);
-  std::vector<double> samples;
-  for (int i = 0; i < options.repeat; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    std::vector<Tensor> outputs = model.run(inputs);
-    samples.push_back(milliseconds_since(start));
-  }
-  return samples;
-}
-
 void print_bench(const BenchOptions& options, const BenchModel& bench,
                  const LatencyStats& stats, double rss_mb) {
   const PreparedModel& model = *bench.model;
@@ -277,9 +220,10 @@ int bench_model(const BenchOptions& options) {
   check_options(options);
   BenchModel bench = prepare_bench_model(options);
   std::vector<Tensor> inputs = bench_inputs(bench, options.seed);
-  std::vector<double> samples = time_runs(*bench.model, inputs, options);
-  LatencyStats stats = summarize(samples);
-  double rss_mb = peak_rss_mb();
+  std::vector<double> samples = runtime::time_runs(
+      [&] { bench.model->run(inputs); }, options.warmup, options.repeat);
+  LatencyStats stats = runtime::summarize_latencies(samples);
+  double rss_mb = runtime::peak_rss_mb();
   print_bench(options, bench, stats, rss_mb);
   if (!options.json_file.empty()) {
     nlohmann::ordered_json json = bench_json(options, *bench.model, bench.import_ms,
@@ -317,7 +261,8 @@ Command add_bench_command(CLI::App& app) {
       ->allow_extra_args(false);
   add_common_options(command, options->common,
                      {CommonOption::passes, CommonOption::threads, CommonOption::records,
-                      CommonOption::input_shape, CommonOption::target, CommonOption::emulate});
+                      CommonOption::input_shape, CommonOption::target, CommonOption::emulate,
+                      CommonOption::custom_ops});
   command->add_option("--seed", options->seed, "Seed for the random inputs")
       ->capture_default_str()
       ->check(non_negative());

@@ -4,6 +4,7 @@
 #include "common_options.h"
 
 #include "minic/driver/target.h"
+#include "minic/ops/custom_op.h"
 #include "minic/support/error.h"
 
 #include <cmath>
@@ -12,6 +13,21 @@
 namespace minic::cli {
 
 Target CommonOptions::parsed_target() const { return parse_target(target); }
+
+namespace {
+
+// The --custom-ops plugins: of the whole command line, since custom ops join the one op
+// registry of the process.
+std::vector<std::string>& custom_op_libraries() {
+  static std::vector<std::string> libraries;
+  return libraries;
+}
+
+}  // namespace
+
+void load_custom_op_libraries() {
+  for (const std::string& library : custom_op_libraries()) load_custom_op_library(library);
+}
 
 CLI::Validator non_negative() {
   auto check = [](std::string& text) -> std::string {
@@ -72,6 +88,13 @@ void add_common_options(CLI::App* command, CommonOptions& options,
                           "With --target cuda: run the kernels' GPU schedules on the loop "
                           "interpreter (thread blocks, shared memory, race checks) instead of "
                           "a GPU");
+        break;
+      case CommonOption::custom_ops:
+        command
+            ->add_option("--custom-ops", custom_op_libraries(),
+                         "A shared library of custom ops (ops of another domain than ONNX's) "
+                         "to load first (repeatable)")
+            ->allow_extra_args(false);
         break;
     }
   }

@@ -6,6 +6,8 @@
 //   --records      a tuning database (from `minic tune`)
 //   --input-shape  the shape of an input with symbolic dimensions (repeatable)
 //   --target       the machine to compile for (include/minic/target/target.h)
+//   --emulate      a CUDA target's kernels on the loop interpreter
+//   --custom-ops   a plugin of custom ops to load first (include/minic/ops/custom_op.h)
 //
 // A subcommand keeps a CommonOptions in its own options, sets the defaults that differ
 // for it, and declares the ones it takes:
@@ -27,7 +29,7 @@
 
 namespace minic::cli {
 
-enum class CommonOption { passes, threads, records, input_shape, target, emulate };
+enum class CommonOption { passes, threads, records, input_shape, target, emulate, custom_ops };
 
 // --threads takes 0 (every core) up to this many.
 constexpr int kMaxThreads = 1024;
@@ -49,6 +51,10 @@ struct CommonOptions {
 // values are the defaults shown by --help).
 void add_common_options(CLI::App* command, CommonOptions& options,
                         std::initializer_list<CommonOption> which);
+
+// Loads the plugins every --custom-ops of the command line names (main calls it before the
+// subcommand runs, inside its error handling). Error naming a plugin that does not load.
+void load_custom_op_libraries();
 
 // A check for a numeric option (seeds, tolerances): the value is a finite number, 0 or more.
 // CLI11 reports a value it refuses as "--NAME: MESSAGE", exit status 2.

@@ -84,7 +84,8 @@ Command add_compile_command(CLI::App& app) {
   sub->add_option("model", options->model, "The ONNX model file")->required();
   sub->add_option("-o,--output", options->output, "The directory to write")->required();
   add_common_options(sub, options->common,
-                     {CommonOption::passes, CommonOption::records, CommonOption::target});
+                     {CommonOption::passes, CommonOption::records, CommonOption::target,
+                      CommonOption::custom_ops});
   sub->footer("Run or time the result with `minic run OUT_DIR` and `minic bench OUT_DIR`.");
   return {sub, [options] { return run_compile(*options); }};
 }

@@ -228,7 +228,8 @@ Command add_inspect_command(CLI::App& app) {
   command->add_flag("--optimized", options->optimized,
                     "Import the model, run the default passes, and count the ops and kernels "
                     "of the result");
-  add_common_options(command, options->common, {CommonOption::input_shape});
+  add_common_options(command, options->common,
+                     {CommonOption::input_shape, CommonOption::custom_ops});
   return {command, [options] {
             if (options->ops) {
               if (!options->model.empty()) fail("--ops lists minic's ops; it takes no model");

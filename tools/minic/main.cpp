@@ -20,6 +20,7 @@
 //
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "commands.h"
+#include "common_options.h"
 
 #include "minic/support/error.h"
 
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    minic::cli::load_custom_op_libraries();
     for (const minic::cli::Command& command : commands) {
       if (command.app->parsed()) return command.run();
     }

@@ -180,7 +180,8 @@ Command add_opt_command(CLI::App& app) {
       "opt", "Run graph passes on an ONNX model or a .mgraph file and print the graph IR");
   sub->add_option("input", options->input, "MODEL.onnx or FILE.mgraph");
   add_common_options(sub, options->common,
-                     {CommonOption::input_shape, CommonOption::passes, CommonOption::target});
+                     {CommonOption::input_shape, CommonOption::passes, CommonOption::target,
+                      CommonOption::custom_ops});
   sub->add_option("--loop-passes", options->loop_passes,
                   "Loop passes to run on the kernels, comma-separated, 'default' or 'none': "
                   "with --emit loops after lowering (default none), otherwise after the "

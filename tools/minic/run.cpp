@@ -233,7 +233,8 @@ Command add_run_command(CLI::App& app) {
   options->common.passes = "";  // the backend's choice
   add_common_options(command, options->common,
                      {CommonOption::passes, CommonOption::threads, CommonOption::records,
-                      CommonOption::input_shape, CommonOption::target, CommonOption::emulate});
+                      CommonOption::input_shape, CommonOption::target, CommonOption::emulate,
+                      CommonOption::custom_ops});
   command
       ->add_option("--fill", options->fill,
                    "How to fill inputs not given: random (uniform in [-1,1) for floats, 0..2 "

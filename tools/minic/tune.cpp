@@ -193,7 +193,8 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("--seed", options->seed, "Seed of every random choice")->capture_default_str()
       ->check(non_negative());
   options->common.threads = 1;
-  add_common_options(sub, options->common, {CommonOption::threads, CommonOption::target});
+  add_common_options(sub, options->common,
+                     {CommonOption::threads, CommonOption::target, CommonOption::custom_ops});
   sub->add_option("--per-round", options->per_round, "Candidates measured per round")
       ->capture_default_str();
   std::string models;

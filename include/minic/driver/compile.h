@@ -135,6 +135,9 @@ class CompiledModel {
   // The same on tensors held elsewhere, read in place.
   std::vector<Tensor> run_in_place(std::span<const Tensor* const> inputs,
                                    std::vector<runtime::StepProfile>* profile = nullptr);
+  // The same on memory that is not a Tensor's (runtime::TensorView).
+  std::vector<Tensor> run_views(std::span<const runtime::TensorView> inputs,
+                                std::vector<runtime::StepProfile>* profile = nullptr);
 
  private:
   Graph graph_;

@@ -67,6 +67,15 @@ struct ExecutionPlan {
 };
 
 // The time each step took in one run, for `minic run --profile`.
+// An input held elsewhere, read in place: its type and the address of its bytes (row-major,
+// aligned to its element size), both owned by the caller. What a Tensor gives, and what a
+// caller with memory of its own (a numpy array in the Python package) gives without
+// copying it into a Tensor.
+struct TensorView {
+  const TensorType* type = nullptr;
+  const std::byte* data = nullptr;
+};
+
 struct StepProfile {
   std::string kernel;
   std::string op;
@@ -92,6 +101,8 @@ class Executor {
   // so at every iteration, on its states and on the outer values it captures).
   std::vector<Tensor> run_in_place(std::span<const Tensor* const> inputs,
                                    std::vector<StepProfile>* profile = nullptr);
+  std::vector<Tensor> run_views(std::span<const TensorView> inputs,
+                                std::vector<StepProfile>* profile = nullptr);
 
  private:
   struct FreeOnDevice {
@@ -99,7 +110,7 @@ class Executor {
     void operator()(void* memory) const { device->free(memory); }
   };
 
-  void check_inputs(std::span<const Tensor* const> inputs) const;
+  void check_inputs(std::span<const TensorView> inputs) const;
   void* allocate(int64_t bytes);
   // One step, on `args` (device addresses); the milliseconds it took when `timed`.
   double run_step(const PlanStep& step, std::vector<void*>& args, bool timed);
