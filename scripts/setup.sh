@@ -7,13 +7,13 @@ set -euo pipefail
 # gcc: `cc` links the shared libraries `minic compile` writes. chromium: the test that
 # loads a `minic report` page in a real browser (tests/report/). clang-19 and its runtimes:
 # the sanitizer build of `scripts/test.sh --sanitize`. pybind11-dev: the Python package
-# (python/).
+# (python/). libdnnl-dev: oneDNN, the external back end of src/backends/onednn.
 APT_PACKAGES=(
   cmake ninja-build ccache gcc g++ python3-pip clang-19 libclang-rt-19-dev
   llvm-19-dev llvm-19-tools
   libprotobuf-dev protobuf-compiler libonnx-dev
   libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libxgboost-dev graphviz chromium
-  pybind11-dev
+  pybind11-dev libdnnl-dev
 )
 # nvidia-cuda-nvrtc: NVRTC for the CUDA back end's tests where there is no CUDA toolkit;
 # nvidia-cuda-cuobjdump and -nvdisasm: the cubins' machine code (`minic opt --emit sass`).

@@ -27,6 +27,11 @@ def passes(kind="graph"):
     return dict(_minic.passes(kind))
 
 
+def backends():
+    """The registered external back ends: {name: summary} (include/minic/backends/backend.h)."""
+    return dict(_minic.backends())
+
+
 def default_pipeline():
     """The graph passes compile() runs when not told otherwise, in order."""
     return list(_minic.default_pipeline())
@@ -34,7 +39,8 @@ def default_pipeline():
 
 __all__ = [
     "BenchResult", "CompiledModel", "Error", "Model", "Ref", "Schedule", "Step",
-    "TaskResult", "TensorType", "ValueInfo", "compare_functions", "compile", "custom_ops",
+    "TaskResult", "TensorType", "ValueInfo", "backends", "compare_functions", "compile",
+    "custom_ops",
     "default_pipeline", "expr", "load", "load_custom_ops", "parse", "passes", "register_op",
     "run_loop_passes", "tune",
 ]

@@ -9,11 +9,13 @@ from .model import Model, _value_infos, bind_inputs, load, random_inputs
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a profiled run: the kernel, its op, whether it ran compiled code."""
+    """One step of a profiled run: the kernel, its op, whether it ran compiled code, and
+    the external back end that ran it (empty: minic)."""
     kernel: str
     op: str
     compiled: bool
     ms: float
+    backend: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,11 @@ class CompiledModel:
         return Model(self._native.graph(), self.model.path)
 
     @property
+    def backend_reports(self):
+        """What each external back end's runs have cost so far (the toy NPU's cycles)."""
+        return list(self._native.backend_reports())
+
+    @property
     def loop_ir(self):
         """Every compiled kernel's loop IR, scheduled (`minic opt --emit loops`)."""
         return self._native.loop_ir()
@@ -109,7 +116,8 @@ class CompiledModel:
         """The outputs of one run and each step's time: (outputs, [Step, ...])."""
         outputs, steps = self._native.run_profiled(self._bind(arrays, named))
         outputs = outputs[0] if len(outputs) == 1 else tuple(outputs)
-        return outputs, [Step(s["kernel"], s["op"], s["compiled"], s["ms"]) for s in steps]
+        return outputs, [Step(s["kernel"], s["op"], s["compiled"], s["ms"], s["backend"])
+                         for s in steps]
 
     def bench(self, *arrays, warmup=2, repeat=10, seed=0, **named):
         """Times the model as `minic bench` does; inputs not given are random (from `seed`)."""
@@ -129,7 +137,7 @@ class CompiledModel:
 
 
 def compile(model, target="llvm", passes=None, records=None, threads=0, emulate=False,
-            schedule=True, loop_passes=None):
+            schedule=True, loop_passes=None, backends=()):
     """Compiles a Model (or the model file at a path) for `target`.
 
     target   "llvm" (this machine's CPU), "llvm -mcpu=NAME", "cuda", "cuda -arch=sm_90"
@@ -140,10 +148,12 @@ def compile(model, target="llvm", passes=None, records=None, threads=0, emulate=
     schedule False leaves kernels as lowered (naive loop nests)
     loop_passes  loop passes by name, run on every kernel after its schedule (default: the
              default loop pipeline; [] for none, which keeps kernels as scheduled)
+    backends external back ends by name (minic.backends()), offered every kernel first
     """
     if not isinstance(model, Model):
         model = load(model)
     native = _minic.compile(model._graph, target, None if passes is None else list(passes),
                             schedule, None if loop_passes is None else list(loop_passes),
-                            "" if records is None else os.fspath(records), threads, emulate)
+                            "" if records is None else os.fspath(records), threads, emulate,
+                            list(backends))
     return CompiledModel(native, model)

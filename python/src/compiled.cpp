@@ -1,7 +1,7 @@
 // Compiling and running a model from Python. Course module 8 (the API) over module 1 (the
 // driver, include/minic/driver/compile.h, which it calls as `minic run` does).
 //
-//   model = _minic.compile(graph, "llvm", passes, True, loop_passes, "", 0, False)
+//   model = _minic.compile(graph, "llvm", passes, True, loop_passes, "", 0, False, [])
 //   outputs = model.run([x])                       # numpy arrays in, numpy arrays out
 //   outputs, steps = model.run_profiled([x])       # and each kernel's time
 //   model.bench([x], 2, 10)                        # minic bench's statistics
@@ -13,6 +13,7 @@
 #include "arrays.h"
 #include "bindings.h"
 
+#include "minic/backends/backend.h"
 #include "minic/driver/compile.h"
 #include "minic/driver/target.h"
 #include "minic/ir/loop/printer.h"
@@ -31,7 +32,8 @@ std::unique_ptr<CompiledModel> compile(const Graph& graph, const std::string& ta
                                        const std::optional<std::vector<std::string>>& passes,
                                        bool schedule,
                                        const std::optional<std::vector<std::string>>& loop_passes,
-                                       const std::string& records, int threads, bool emulate) {
+                                       const std::string& records, int threads, bool emulate,
+                                       const std::vector<std::string>& backends) {
   CompileOptions options;
   options.target = parse_target(target);
   if (passes) options.graph_passes = *passes;
@@ -40,6 +42,7 @@ std::unique_ptr<CompiledModel> compile(const Graph& graph, const std::string& ta
   options.records = records;
   options.threads = threads;
   options.emulate = emulate;
+  options.backends = backends;
   if (threads < 0) fail("threads {}: must be 0 (every core) or more", threads);
   std::unique_ptr<Graph> copy = graph.clone();  // compile_model takes the graph it compiles
   py::gil_scoped_release release;
@@ -65,6 +68,7 @@ py::dict stats_dict(const CompiledModel& model) {
   dict["records"] = stats.records;
   dict["tuned_kernels"] = stats.tuned_kernels;
   dict["failed_records"] = stats.failed_records;
+  dict["backend_kernels"] = stats.backend_kernels;
   dict["arena_bytes"] = model.plan().memory.arena_bytes;
   dict["unshared_bytes"] = model.plan().memory.unshared_bytes;
   return dict;
@@ -78,6 +82,7 @@ py::list profile_list(const std::vector<runtime::StepProfile>& profile) {
     dict["op"] = step.op;
     dict["compiled"] = step.compiled;
     dict["ms"] = step.milliseconds;
+    dict["backend"] = step.backend;
     steps.append(dict);
   }
   return steps;
@@ -137,6 +142,8 @@ void bind_compiled(py::module_& m) {
       .def("bench", &bench, py::arg("inputs"), py::arg("warmup"), py::arg("repeat"),
            "minic bench's statistics of `repeat` runs after `warmup` untimed ones")
       .def("stats", &stats_dict, "How the compile went (CompileStats, and the memory plan)")
+      .def("backend_reports", &CompiledModel::backend_reports,
+           "What each external back end's runs have cost so far")
       .def("target", [](const CompiledModel& c) { return c.target().str(); })
       .def("kernels", &kernel_texts, "Every compiled kernel's loop IR: (name, text) each")
       .def("loop_ir", [](const CompiledModel& c) { return loop::print_module(c.kernels()); },
@@ -156,8 +163,17 @@ void bind_compiled(py::module_& m) {
            "The CUDA C of a model compiled for a CUDA target");
   m.def("compile", &compile, py::arg("graph"), py::arg("target"), py::arg("passes"),
         py::arg("schedule"), py::arg("loop_passes"), py::arg("records"), py::arg("threads"),
-        py::arg("emulate"),
+        py::arg("emulate"), py::arg("backends"),
         "Compiles a graph (a copy of it) for a target");
+  m.def("backends",
+        [] {
+          std::vector<std::tuple<std::string, std::string>> infos;
+          for (const BackendInfo* info : BackendRegistry::all()) {
+            infos.emplace_back(info->name, info->summary);
+          }
+          return infos;
+        },
+        "The registered external back ends: (name, summary) each");
 }
 
 }  // namespace minic::python

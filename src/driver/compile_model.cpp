@@ -50,15 +50,18 @@ struct LoweredKernels {
 // or a form of one that its rule does not cover (MaxPool's Indices output, a storage-only
 // type: NoComputeRule) -- runs its reference kernel; every other node has the kernel
 // lower_graph gave it, in graph order, whose workload's first kernel is its function.
-LoweredKernels lower_kernels(const Graph& graph, const Target& target) {
+LoweredKernels lower_kernels(const Graph& graph, const Target& target,
+                             const Partition& partition) {
+  std::set<const Node*> external;
+  for (const auto& [node, backend] : partition.claimed) external.insert(node);
   std::vector<const Node*> skipped;
-  loop::LoopModule lowered = lower_graph(graph, target, &skipped);
+  loop::LoopModule lowered = lower_graph(graph, target, &skipped, external);
   const std::set<const Node*> reference(skipped.begin(), skipped.end());
   LoweredKernels kernels;
   std::map<std::string, std::string> function_of_workload;
   size_t next = 0;
   for (const Node* node : graph.nodes()) {
-    if (reference.count(node)) continue;
+    if (reference.count(node) || external.count(node)) continue;
     loop::PrimFunc& func = lowered.functions[next++];
     kernels.kernel_of[node] = func.name;
     auto [first, added] = function_of_workload.emplace(autotune::workload_key(func), func.name);
@@ -174,16 +177,26 @@ std::unique_ptr<runtime::CudaDevice> open_gpu(const CudaProgram& program) {
   return gpu;
 }
 
-// Step 6: the execution plan, a step per node: its compiled kernel, or its reference
-// kernel where it did not lower (or its kernel has no call).
+// Step 6: the execution plan, a step per node: the call of the external back end that
+// claimed it, its compiled kernel, or its reference kernel where it did not lower (or its
+// kernel has no call).
 runtime::ExecutionPlan plan_execution(const Graph& graph, const LoweredKernels& kernels,
-                                      const KernelCalls& calls, CompileStats& stats,
+                                      const KernelCalls& calls, Partition& partition,
+                                      const Target& target, CompileStats& stats,
                                       std::shared_ptr<BodyEvaluator> bodies = nullptr) {
   std::map<const Node*, runtime::PlanStep> steps;
   std::set<std::string> reference_ops;
   for (const Node* node : graph.nodes()) {
     runtime::PlanStep step;
     step.op = node->op;
+    if (auto claimed = partition.claimed.find(node); claimed != partition.claimed.end()) {
+      step.kernel = kernel_name(*node);
+      step.backend = partition.names[claimed->second];
+      step.call = partition.backends[claimed->second]->compile(*node, graph.opset, target);
+      ++stats.backend_kernels[step.backend];
+      steps[node] = std::move(step);
+      continue;
+    }
     auto it = kernels.kernel_of.find(node);
     auto call = it == kernels.kernel_of.end() ? calls.end()
                                               : calls.find(kernels.function_of.at(it->second));
@@ -229,6 +242,16 @@ void CompiledModel::set_cuda(CudaProgram program, std::string cannot_run) {
 
 int CompiledModel::compiled_bodies() const { return bodies_ ? bodies_->compiled() : 0; }
 
+std::vector<std::string> CompiledModel::backend_reports() const {
+  std::vector<std::string> reports;
+  if (!backends_) return reports;
+  for (const std::unique_ptr<ExternalBackend>& backend : backends_->backends) {
+    std::string report = backend->report();
+    if (!report.empty()) reports.push_back(std::move(report));
+  }
+  return reports;
+}
+
 const codegen::CompiledModule& CompiledModel::code() const {
   if (!code_) fail("the model was compiled for {}: it has CUDA code, not LLVM code", target_.str());
   return *code_;
@@ -264,6 +287,7 @@ namespace {
 // NVRTC unless emulated), the plan, and the device: GPU 0 with the cubin loaded, or the
 // host for the emulated kernels (or, with no CUDA driver, a model that says it cannot run).
 std::unique_ptr<CompiledModel> finish_cuda_model(Graph graph, LoweredKernels kernels,
+                                                 std::shared_ptr<Partition> partition,
                                                  const CompileOptions& options,
                                                  CompileStats& stats, Clock::time_point start) {
   auto codegen_start = Clock::now();
@@ -271,7 +295,8 @@ std::unique_ptr<CompiledModel> finish_cuda_model(Graph graph, LoweredKernels ker
   stats.codegen_ms = ms_since(codegen_start);
   std::unique_ptr<runtime::CudaDevice> gpu = options.emulate ? nullptr : open_gpu(program);
   runtime::ExecutionPlan plan =
-      plan_execution(graph, kernels, cuda_calls(kernels.module, program, gpu.get()), stats);
+      plan_execution(graph, kernels, cuda_calls(kernels.module, program, gpu.get()), *partition,
+                     options.target, stats);
   std::string cannot_run;
   if (!options.emulate && !gpu) {
     cannot_run = fmt::format("target {}: no CUDA driver (libcuda.so.1) on this machine, so the "
@@ -290,6 +315,7 @@ std::unique_ptr<CompiledModel> finish_cuda_model(Graph graph, LoweredKernels ker
                                                nullptr, std::move(plan), std::move(device),
                                                std::move(stats), options.target);
   model->set_cuda(std::move(program), std::move(cannot_run));
+  model->set_backends(std::move(partition));
   return model;
 }
 
@@ -302,23 +328,30 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
          options.target.str());
   }
   CompileStats stats;
-  run_passes(graph, options.graph_passes, options.target);               // 1. graph passes
-  LoweredKernels kernels = lower_kernels(graph, options.target);         // 2. lowering
+  const std::vector<std::string> passes =  // without those the external back ends skip
+      pipeline_for_backends(options.graph_passes, options.backends);
+  run_passes(graph, passes, options.target);                             // 1. graph passes
+  auto partition = std::make_shared<Partition>(                          //    the nodes of
+      partition_graph(graph, options.backends, options.target));         //    other back ends
+  LoweredKernels kernels = lower_kernels(graph, options.target, *partition);  // 2. lowering
   schedule_kernels(kernels.module, options, stats);                      // 3. scheduling
   run_passes(kernels.module, options.loop_passes, options.loop_pass_options);  // 4. loop passes
   if (options.target.is_cuda()) {                                        // 5-6. for the GPU
-    return finish_cuda_model(std::move(graph), std::move(kernels), options, stats, start);
+    return finish_cuda_model(std::move(graph), std::move(kernels), std::move(partition),
+                             options, stats, start);
   }
   auto code = generate_code(kernels.module, options, stats);             // 5. code generation
   // 6. (The bodies of control-flow nodes compile when they first run, for the types they
   // are given then.)
   auto bodies = std::make_shared<CompiledBodies>(options);
-  runtime::ExecutionPlan plan = plan_execution(graph, kernels, llvm_calls(*code), stats, bodies);
+  runtime::ExecutionPlan plan = plan_execution(graph, kernels, llvm_calls(*code), *partition,
+                                               options.target, stats, bodies);
   stats.compile_ms = ms_since(start);
   auto model = std::make_unique<CompiledModel>(
       std::move(graph), std::move(kernels.module), std::move(code), std::move(plan),
       std::make_unique<runtime::HostDevice>(options.threads), std::move(stats), options.target);
   model->set_bodies(std::move(bodies));
+  model->set_backends(std::move(partition));
   return model;
 }
 

@@ -30,15 +30,6 @@
 
 namespace minic {
 
-std::vector<const Value*> kernel_arguments(const Node& node) {
-  std::vector<const Value*> args;
-  for (const Value* input : node.inputs()) {
-    if (input && std::find(args.begin(), args.end(), input) == args.end()) args.push_back(input);
-  }
-  for (const Value* output : node.outputs()) args.push_back(output);
-  return args;
-}
-
 runtime::KernelCall reference_kernel_call(const Node& node, int opset,
                                           std::shared_ptr<BodyEvaluator> bodies) {
   std::vector<const Value*> args = kernel_arguments(node);

@@ -5,6 +5,7 @@
 // Chapter: docs/module4-schedules.md#6-the-executor-and-threads
 #pragma once
 
+#include "minic/backends/backend.h"  // kernel_arguments
 #include "minic/ir/graph/graph.h"
 #include "minic/ops/op.h"
 #include "minic/runtime/executor.h"
@@ -13,10 +14,6 @@
 #include <memory>
 
 namespace minic {
-
-// The buffers a node's kernel takes, in parameter order: its distinct inputs (omitted
-// optional inputs left out), then its outputs. lower_node orders parameters the same way.
-std::vector<const Value*> kernel_arguments(const Node& node);
 
 // A call of the node's reference kernel behind the compiled calling convention: copies
 // the argument buffers into tensors, runs the op (a fused node: its body, through the

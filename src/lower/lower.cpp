@@ -190,10 +190,12 @@ loop::PrimFunc lower_node(const Node& node, int opset, const Target& target) {
 }
 
 loop::LoopModule lower_graph(const Graph& graph, const Target& target,
-                             std::vector<const Node*>* skipped) {
+                             std::vector<const Node*>* skipped,
+                             const std::set<const Node*>& leave_out) {
   loop::LoopModule module;
   std::set<std::string> names;
   for (const Node* node : graph.nodes()) {
+    if (leave_out.count(node)) continue;
     loop::PrimFunc func;
     try {
       func = lower_node(*node, graph.opset, target);

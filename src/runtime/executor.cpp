@@ -116,7 +116,9 @@ std::vector<Tensor> Executor::run_views(std::span<const TensorView> inputs,
     args.clear();
     for (int b : step.args) args.push_back(address[b]);
     double milliseconds = run_step(step, args, profile != nullptr);
-    if (profile) profile->push_back({step.kernel, step.op, step.compiled, milliseconds});
+    if (profile) {
+      profile->push_back({step.kernel, step.op, step.compiled, milliseconds, step.backend});
+    }
   }
   device_->synchronize();
   // 4. The outputs: each result moved into its last place among them (a buffer may be
@@ -172,7 +174,8 @@ void Executor::run_side_by_side(size_t first, size_t last, const std::vector<voi
   });
   for (size_t s = first; profile && s < last; ++s) {
     const PlanStep& step = plan_.steps[s];
-    profile->push_back({step.kernel, step.op, step.compiled, milliseconds[s - first]});
+    profile->push_back(
+        {step.kernel, step.op, step.compiled, milliseconds[s - first], step.backend});
   }
 }
 

@@ -146,3 +146,17 @@ def test_cuda_code_and_its_run(conv_model, ort):
         return
     (expected,) = ort_run(ort, conv_model, {"x": x})
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_an_external_back_end_takes_the_gemms(ort):
+    assert "toy-npu" in minic.backends()
+    compiled = minic.compile(MLP, threads=1, backends=["toy-npu"])
+    assert compiled.stats["backend_kernels"] == {"toy-npu": 3}
+    x = minic.load(MLP).random_inputs(seed=8)["input"]
+    (expected,) = ort_run(ort, MLP, {"input": x})
+    y, steps = compiled.profile(x)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-6)
+    assert [s.backend for s in steps].count("toy-npu") == 3
+    assert compiled.backend_reports[0].startswith("toy-npu: 3 programs, ")
+    with pytest.raises(minic.Error, match="unknown back end 'tpu'"):
+        minic.compile(MLP, backends=["tpu"])

@@ -49,6 +49,11 @@ PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : optio
   if (std::find(kBackends.begin(), kBackends.end(), options.backend) == kBackends.end()) {
     fail("unknown backend '{}' (available: {})", options.backend, fmt::join(kBackends, ", "));
   }
+  if (options.backend == "interp" && !options.backends.empty()) {
+    fail("--backends {}: external back ends compile parts of a model beside minic's kernels; "
+         "the interpreter compiles nothing (use --backend llvm)",
+         fmt::join(options.backends, ","));
+  }
   if (options.backend == "interp" && !options.records.empty()) {
     fail("--records {}: tuning records schedule compiled kernels; the interpreter has none "
          "(use --backend llvm)",
@@ -65,6 +70,7 @@ PreparedModel::PreparedModel(Graph graph, const BackendOptions& options) : optio
     compile_options.threads = options.threads;
     compile_options.records = options.records;
     compile_options.emulate = options.emulate;
+    compile_options.backends = options.backends;
     compiled_ = compile_model(std::move(graph), compile_options);
   }
   compile_ms_ =
@@ -103,6 +109,10 @@ std::string PreparedModel::describe() const {
     line += fmt::format(" as {} function{}", stats.functions, stats.functions == 1 ? "" : "s");
   }
   int reference = stats.kernels - stats.compiled_kernels;
+  for (const auto& [backend, count] : stats.backend_kernels) {
+    line += fmt::format(", {} by {}", count, backend);
+    reference -= count;
+  }
   if (reference > 0) {
     line += fmt::format(", {} reference: {}", reference, fmt::join(stats.reference_ops, ", "));
   }

@@ -26,6 +26,7 @@ struct BackendOptions {
   std::string records;              // a tuning database for llvm (empty: none)
   Target target = codegen::host_target();  // what llvm compiles for (or a CUDA target)
   bool emulate = false;                     // a CUDA target's kernels on the loop interpreter
+  std::vector<std::string> backends;        // external back ends (--backends), for llvm
 };
 
 // "records: 12 of 54 kernels tuned (DB.jsonl)", and how many records did not replay, if

@@ -138,9 +138,10 @@ BenchModel prepare_bench_model(const BenchOptions& options) {
   BenchModel bench;
   std::vector<std::string> passes = parse_pass_list(options.common.passes);
   bench.num_passes = passes.size();
-  const BackendOptions backend{options.backend, passes, options.common.threads,
-                               options.common.records, options.common.parsed_target(),
-                               options.common.emulate};
+  const BackendOptions backend{options.backend,         passes,
+                               options.common.threads, options.common.records,
+                               options.common.parsed_target(), options.common.emulate,
+                               options.common.backend_list()};
   auto import_start = std::chrono::steady_clock::now();
   if (options.model.ends_with(".mgraph")) {
     check_no_input_shapes_for_graph_text(options.model, options.common.input_shapes);
@@ -262,7 +263,7 @@ Command add_bench_command(CLI::App& app) {
   add_common_options(command, options->common,
                      {CommonOption::passes, CommonOption::threads, CommonOption::records,
                       CommonOption::input_shape, CommonOption::target, CommonOption::emulate,
-                      CommonOption::custom_ops});
+                      CommonOption::custom_ops, CommonOption::backends});
   command->add_option("--seed", options->seed, "Seed for the random inputs")
       ->capture_default_str()
       ->check(non_negative());

@@ -3,16 +3,27 @@
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #include "common_options.h"
 
+#include "minic/backends/backend.h"
 #include "minic/driver/target.h"
 #include "minic/ops/custom_op.h"
 #include "minic/support/error.h"
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 namespace minic::cli {
 
 Target CommonOptions::parsed_target() const { return parse_target(target); }
+
+std::vector<std::string> CommonOptions::backend_list() const {
+  std::vector<std::string> names;
+  std::stringstream stream(backends);
+  for (std::string name; std::getline(stream, name, ',');) {
+    if (!name.empty()) names.push_back(name);
+  }
+  return names;
+}
 
 namespace {
 
@@ -89,6 +100,16 @@ void add_common_options(CLI::App* command, CommonOptions& options,
                           "interpreter (thread blocks, shared memory, race checks) instead of "
                           "a GPU");
         break;
+      case CommonOption::backends: {
+        std::string names;
+        for (const BackendInfo* info : BackendRegistry::all()) {
+          names += fmt::format("\n  {}: {}", info->name, info->summary);
+        }
+        command->add_option("--backends", options.backends,
+                            "External back ends, comma-separated, that take the nodes they "
+                            "can before minic compiles the rest:" + names);
+        break;
+      }
       case CommonOption::custom_ops:
         command
             ->add_option("--custom-ops", custom_op_libraries(),

@@ -8,6 +8,7 @@
 //   --target       the machine to compile for (include/minic/target/target.h)
 //   --emulate      a CUDA target's kernels on the loop interpreter
 //   --custom-ops   a plugin of custom ops to load first (include/minic/ops/custom_op.h)
+//   --backends     external back ends that take nodes first (include/minic/backends/backend.h)
 //
 // A subcommand keeps a CommonOptions in its own options, sets the defaults that differ
 // for it, and declares the ones it takes:
@@ -29,7 +30,9 @@
 
 namespace minic::cli {
 
-enum class CommonOption { passes, threads, records, input_shape, target, emulate, custom_ops };
+enum class CommonOption {
+  passes, threads, records, input_shape, target, emulate, custom_ops, backends
+};
 
 // --threads takes 0 (every core) up to this many.
 constexpr int kMaxThreads = 1024;
@@ -41,10 +44,13 @@ struct CommonOptions {
   std::vector<std::string> input_shapes;  // "NAME=1x3x224x224"
   std::string target = "llvm";            // a target's text; "llvm": this machine's CPU
   bool emulate = false;                   // a CUDA target's kernels on the loop interpreter
+  std::string backends;                   // "toy-npu,...": external back ends; empty: none
 
   // The target --target names (include/minic/driver/target.h); Error naming the word
   // that is wrong.
   Target parsed_target() const;
+  // The back ends --backends names, in order.
+  std::vector<std::string> backend_list() const;
 };
 
 // Declares each option of `which` on `command`, bound to its field of `options` (whose

@@ -22,9 +22,13 @@
 #include "common_options.h"
 #include "run_inputs.h"
 
+#include "minic/backends/backend.h"
+#include "minic/codegen/llvm.h"
 #include "minic/frontend/onnx.h"
 #include "minic/frontend/onnx_ops.h"
+#include "minic/lower/lower.h"
 #include "minic/passes/pass_manager.h"
+#include "minic/passes/pipeline.h"
 #include "minic/support/error.h"
 
 #include <fmt/format.h>
@@ -36,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 namespace minic::cli {
 namespace {
@@ -45,7 +50,8 @@ struct InspectOptions {
   bool json = false;
   bool optimized = false;
   bool ops = false;
-  CommonOptions common;  // --input-shape, for --optimized
+  std::string partition;  // back ends, comma-separated: what each would take
+  CommonOptions common;   // --input-shape, for --optimized and --partition
 };
 
 // The model after the default pipeline: how often each op runs, and in how many kernels.
@@ -214,6 +220,40 @@ void print_op_statuses(bool json) {
              counts["missing"]);
 }
 
+// --partition: the model after the default passes (without those the back ends skip),
+// each top-level node with the back end that takes it (or minic), and what the back end
+// makes of it (ExternalBackend::describe).
+void print_partition(const InspectOptions& options, const OnnxModelSummary& summary) {
+  CommonOptions names;
+  names.backends = options.partition;
+  const std::vector<std::string> backends = names.backend_list();
+  OnnxImportOptions import_options;
+  import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
+  Graph graph = import_onnx(options.model, import_options);
+  const Target target = codegen::host_target();
+  run_passes(graph, pipeline_for_backends(default_pipeline(), backends), target);
+  Partition partition = partition_graph(graph, backends, target);
+  fmt::print("\npartition ({}, then minic) after the default passes:\n",
+             fmt::join(backends, ", "));
+  for (const Node* node : graph.nodes()) {
+    std::vector<std::string> ops;
+    if (node->is_fused()) {
+      for (const Node* inner : node->body->nodes()) ops.push_back(inner->op);
+    } else {
+      ops.push_back(node->op);
+    }
+    auto claimed = partition.claimed.find(node);
+    const std::string where =
+        claimed == partition.claimed.end() ? "minic" : partition.names[claimed->second];
+    fmt::print("  {:<28} {:<10} {}\n", kernel_name(*node), where, fmt::join(ops, " -> "));
+    if (claimed == partition.claimed.end()) continue;
+    std::stringstream lines(partition.backends[claimed->second]->describe(*node, graph.opset));
+    for (std::string line; std::getline(lines, line);) fmt::print("      {}\n", line);
+  }
+  fmt::print("{} of {} kernels to {}\n", partition.claimed.size(), graph.num_nodes(),
+             fmt::join(backends, ", "));
+}
+
 }  // namespace
 
 Command add_inspect_command(CLI::App& app) {
@@ -228,6 +268,9 @@ Command add_inspect_command(CLI::App& app) {
   command->add_flag("--optimized", options->optimized,
                     "Import the model, run the default passes, and count the ops and kernels "
                     "of the result");
+  command->add_option("--partition", options->partition,
+                      "Back ends, comma-separated (minic run --backends): which of the "
+                      "optimised model's kernels each would take, and what it makes of them");
   add_common_options(command, options->common,
                      {CommonOption::input_shape, CommonOption::custom_ops});
   return {command, [options] {
@@ -242,9 +285,11 @@ Command add_inspect_command(CLI::App& app) {
             if (options->optimized) optimized = optimize(*options, summary);
             const OptimizedSummary* after = optimized ? &*optimized : nullptr;
             if (options->json) {
+              if (!options->partition.empty()) fail("--partition prints text, not --json");
               print_json(summary, after);
             } else {
               print_text(summary, after);
+              if (!options->partition.empty()) print_partition(*options, summary);
             }
             return 0;
           }};

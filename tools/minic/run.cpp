@@ -69,9 +69,11 @@ void print_profile(const std::vector<runtime::StepProfile>& profile) {
   fmt::print("profile: {} steps, {:.3f} ms in kernels\n", steps.size(), total);
   fmt::print("  {:>9} {:>6}  {:<9} {:<10} {}\n", "ms", "%", "how", "op", "kernel");
   for (const auto& step : steps) {
+    const std::string how = !step.backend.empty() ? step.backend
+                            : step.compiled       ? "compiled"
+                                                  : "reference";
     fmt::print("  {:>9.3f} {:>5.1f}%  {:<9} {:<10} {}\n", step.milliseconds,
-               total > 0 ? 100 * step.milliseconds / total : 0.0,
-               step.compiled ? "compiled" : "reference", step.op, step.kernel);
+               total > 0 ? 100 * step.milliseconds / total : 0.0, how, step.op, step.kernel);
   }
 }
 
@@ -109,9 +111,10 @@ std::string ran_with(const PreparedModel& model, const RunOptions& options) {
 // imported with the given tensors as known inputs and the --input-shape sizes.
 std::unique_ptr<PreparedModel> prepare_model(const RunOptions& options,
                                              std::map<std::string, Tensor>& given) {
-  const BackendOptions backend{options.backend, passes_for(options), options.common.threads,
-                               options.common.records, options.common.parsed_target(),
-                               options.common.emulate};
+  const BackendOptions backend{options.backend,         passes_for(options),
+                               options.common.threads, options.common.records,
+                               options.common.parsed_target(), options.common.emulate,
+                               options.common.backend_list()};
   if (options.model.ends_with(".mgraph")) {
     check_no_input_shapes_for_graph_text(options.model, options.common.input_shapes);
     Graph graph = read_graph_file(options.model, {});
@@ -176,6 +179,9 @@ int run_model(const RunOptions& options) {
   if (options.profile) {
     if (model.compiled()) {
       print_profile(profile);
+      for (const std::string& report : model.compiled()->backend_reports()) {
+        fmt::print("{}\n", report);
+      }
     } else {
       fmt::print("profile: the interpreter has no per-kernel profile; use --backend llvm\n");
     }
@@ -234,7 +240,7 @@ Command add_run_command(CLI::App& app) {
   add_common_options(command, options->common,
                      {CommonOption::passes, CommonOption::threads, CommonOption::records,
                       CommonOption::input_shape, CommonOption::target, CommonOption::emulate,
-                      CommonOption::custom_ops});
+                      CommonOption::custom_ops, CommonOption::backends});
   command
       ->add_option("--fill", options->fill,
                    "How to fill inputs not given: random (uniform in [-1,1) for floats, 0..2 "

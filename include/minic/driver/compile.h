@@ -26,6 +26,7 @@
 // Chapter: docs/module1-overview.md#the-driver-and-the-minic-tool
 #pragma once
 
+#include "minic/backends/backend.h"
 #include "minic/codegen/cuda.h"
 #include "minic/codegen/llvm.h"
 #include "minic/ir/graph/graph.h"
@@ -76,6 +77,10 @@ struct CompileOptions {
   // trace, replayed); the others, and any whose trace does not replay, get the default
   // schedule. Used only with `schedule`.
   std::string records;
+  // External back ends by name (include/minic/backends/backend.h), offered every node after
+  // the graph passes in this order; the nodes they claim they compile, and the passes they
+  // skip are left out of graph_passes. Empty: minic compiles everything.
+  std::vector<std::string> backends;
 };
 
 // The kernels of a model compiled for a CUDA target (src/driver/cuda_code.cpp).
@@ -97,6 +102,7 @@ struct CompileStats {
   std::string records;       // the tuning database used (CompileOptions::records)
   int tuned_kernels = 0;     // compiled kernels scheduled by a record
   int failed_records = 0;    // records whose trace did not replay (default schedule used)
+  std::map<std::string, int> backend_kernels;  // steps run by each external back end
 };
 
 class CompiledModel {
@@ -129,6 +135,10 @@ class CompiledModel {
   // compiles the first time it runs (src/driver/compiled_bodies.h).
   int compiled_bodies() const;
   void set_bodies(std::shared_ptr<const CompiledBodies> bodies) { bodies_ = std::move(bodies); }
+  // The external back ends whose calls the plan makes: kept while the model lives.
+  void set_backends(std::shared_ptr<Partition> backends) { backends_ = std::move(backends); }
+  // What each external back end's runs have cost so far (ExternalBackend::report).
+  std::vector<std::string> backend_reports() const;
   // Runs the model; Error if its code cannot run on this machine (codegen::check_runs_here).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
                           std::vector<runtime::StepProfile>* profile = nullptr);
@@ -150,6 +160,7 @@ class CompiledModel {
   std::string cannot_run_;
   bool checked_target_ = false;  // the first run checked that the code runs here
   std::shared_ptr<const CompiledBodies> bodies_;  // null for a CUDA target
+  std::shared_ptr<Partition> backends_;            // the external back ends' calls
 };
 
 // Compiles `graph` (as imported, with static shapes) for options.target.

@@ -35,6 +35,7 @@
 #include "minic/ir/loop/stmt.h"
 #include "minic/target/target.h"
 
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -58,9 +59,10 @@ loop::PrimFunc lower_node(const Node& node, int opset, const Target& target);
 // each named uniquely (a suffix _1, _2 where two nodes give the same name). A node without
 // a compute rule is an error; with `skipped`, it is left out and listed there instead. Any
 // other error is no such refusal: it propagates, naming the node (an InternalError stays
-// one).
+// one). The nodes of `leave_out` (those an external back end compiles) are not lowered.
 loop::LoopModule lower_graph(const Graph& graph, const Target& target,
-                             std::vector<const Node*>* skipped = nullptr);
+                             std::vector<const Node*>* skipped = nullptr,
+                             const std::set<const Node*>& leave_out = {});
 
 // The function name lower_node gives `node`: its name, or its op and first output, with
 // every run of characters outside [A-Za-z0-9_] made one '_'.

@@ -52,6 +52,7 @@ struct PlanStep {
   std::string function;   // the compiled function `call` runs: the kernel's own, or that of
                           // another kernel of the same workload (compiled once); empty for
                           // a reference kernel
+  std::string backend;   // the external back end whose call this is (empty: minic's)
   bool beside_previous = false;  // runs at the same time as the step before it: neither
                                  // needs the other, and their buffers are apart
                                  // (src/driver/execution_plan.cpp)
@@ -66,7 +67,6 @@ struct ExecutionPlan {
   MemoryPlan memory;         // the arena of the intermediates
 };
 
-// The time each step took in one run, for `minic run --profile`.
 // An input held elsewhere, read in place: its type and the address of its bytes (row-major,
 // aligned to its element size), both owned by the caller. What a Tensor gives, and what a
 // caller with memory of its own (a numpy array in the Python package) gives without
@@ -76,11 +76,13 @@ struct TensorView {
   const std::byte* data = nullptr;
 };
 
+// The time each step took in one run, for `minic run --profile`.
 struct StepProfile {
   std::string kernel;
   std::string op;
   bool compiled = true;
   double milliseconds = 0;
+  std::string backend;  // an external back end's step: its name
 };
 
 class Executor {
