@@ -96,4 +96,42 @@ x = minic.load(mlp).random_inputs(seed=1)["input"]
 np.testing.assert_allclose(tuned(x), plain(x), rtol=1e-4, atol=1e-6)
 print(f"tuned: {tuned.stats['tuned_kernels']} of {tuned.stats['compiled_kernels']} "
       "kernels from the records; outputs as before")
+
+# %% 8. A custom operator from Python: a reference kernel in numpy, a compute rule as an
+# expression, and it fuses into the GEMM before it
+# (docs/module8-deployment.md#6-custom-operators).
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from minic import expr
+
+minic.register_op("com.tutorial.Swish",
+                  kernel=lambda x, beta=1.0: x / (1 + np.exp(-beta * x)),
+                  compute=lambda x, beta=1.0: x * expr.sigmoid(beta * x))
+weights = numpy_helper.from_array(np.random.default_rng(2).normal(size=(32, 16))
+                                  .astype(np.float32), "w")
+graph = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "w"], ["m"]),
+     helper.make_node("Swish", ["m"], ["y"], domain="com.tutorial", beta=1.5)],
+    "swish", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])], [weights])
+swish_path = os.path.join(scratch, "swish.onnx")
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                  helper.make_opsetid("com.tutorial", 1)]),
+          swish_path)
+swish = minic.compile(swish_path, threads=1)
+x = np.random.default_rng(3).normal(size=(4, 32)).astype(np.float32)
+m = x @ numpy_helper.to_array(weights)
+np.testing.assert_allclose(swish(x), m / (1 + np.exp(-1.5 * m)), rtol=1e-4, atol=1e-5)
+print(f"\ncom.tutorial.Swish: {swish!r}")
+
+# %% 9. An external back end: the MLP's GEMMs on the simulated toy NPU
+# (docs/module6-llvm-cpu.md#bring-your-own-codegen).
+npu = minic.compile(mlp, threads=1, backends=["toy-npu"])
+x = minic.load(mlp).random_inputs(seed=4)["input"]
+y, npu_steps = npu.profile(x)
+np.testing.assert_allclose(y, plain(x), rtol=1e-4, atol=1e-6)
+print("\nwhere each kernel ran:",
+      ", ".join(f"{s.kernel} ({s.backend or 'minic'})" for s in npu_steps))
+print(npu.backend_reports[0])
 shutil.rmtree(scratch)
