@@ -3,7 +3,8 @@ model (bad_inputs.py).
 
 Categories: input files (`run --input`: wrong shape or dtype, not .npy, truncated),
 tuning databases (`--records`, `minic db`: garbage, truncated, wrong version, wrong record)
-and numeric command-line options out of range.
+and command-line options out of range or naming what is not there (back ends, custom op
+libraries).
 """
 
 import numpy as np
@@ -163,6 +164,16 @@ def option_cases():
                     r"--input-shape '2x3': write NAME=1x3x224x224"),
         option_case("--input-shape of an unknown input", ["--input-shape", "Q=2x3"],
                     r"--input-shape 'Q=2x3': the model has no input named 'Q' \(inputs: X\)"),
+        option_case("--backends unknown", ["--backends", "tpu"],
+                    r"unknown back end 'tpu' \(available: .*toy-npu"),
+        option_case("--backends with the interpreter",
+                    ["--backend", "interp", "--backends", "toy-npu"],
+                    r"--backends toy-npu: .*the interpreter compiles nothing"),
+        option_case("--custom-ops of a missing file", ["--custom-ops", "{d}/missing.so"],
+                    r"missing\.so: no such custom op library"),
+        with_file("options", "--custom-ops of a file that is no library", "ops.so",
+                  b"not a shared library", ["run", "{d}/model.onnx", "--custom-ops", "{d}/ops.so"],
+                  r"ops\.so: cannot load the custom op library: .*"),
     ]
 
 
