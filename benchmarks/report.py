@@ -59,7 +59,8 @@ def header_lines(results):
         f"- **Threads**: {threads} (minic `--threads {threads}`; ORT intra-op {threads}, "
         f"inter-op 1; numpy's BLAS `OPENBLAS_NUM_THREADS={threads}`)",
         f"- **minic**: {minic['version']}, backend `{minic['backend']}`, passes "
-        f"`{minic['passes']}`",
+        f"`{minic['passes']}`" + (f", external back ends `{minic['backends']}` (their "
+                                  "kernels beside minic's)" if minic.get("backends") else ""),
         f"- **ONNX Runtime** {meta['onnxruntime']}: CPU execution provider, every graph "
         "optimisation on (ORT_ENABLE_ALL), sequential execution",
         f"- **OpenVINO** {meta['openvino']}: CPU plugin, f32 inference precision, "
