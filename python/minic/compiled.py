@@ -1,4 +1,7 @@
-"""Compiling a model and running it (docs/module8-deployment.md#5-minic-from-python)."""
+"""Compiling a model and running it.
+
+Chapter: docs/module8-deployment.md#5-minic-from-python
+"""
 
 from dataclasses import dataclass, field
 import os
@@ -50,14 +53,17 @@ class CompiledModel:
     def __init__(self, native, model):
         self._native = native
         self.model = model
+        graph = native.graph()  # a copy: read once, not on every call
+        self._inputs = _value_infos(graph.inputs())
+        self._outputs = _value_infos(graph.outputs())
 
     @property
     def inputs(self):
-        return _value_infos(self._native.graph().inputs())
+        return list(self._inputs)
 
     @property
     def outputs(self):
-        return _value_infos(self._native.graph().outputs())
+        return list(self._outputs)
 
     @property
     def target(self):
@@ -101,7 +107,7 @@ class CompiledModel:
         return self._native.cuda_source()
 
     def _bind(self, arrays, named):
-        return bind_inputs(self.inputs, arrays, named, "the model")
+        return bind_inputs(self._inputs, arrays, named, "the model")
 
     def __call__(self, *arrays, **named):
         outputs = self._native.run(self._bind(arrays, named))
@@ -110,7 +116,7 @@ class CompiledModel:
     def run(self, feeds):
         """{output name: array} for {input name: array}."""
         outputs = self._native.run(self._bind((), dict(feeds)))
-        return {info.name: array for info, array in zip(self.outputs, outputs)}
+        return {info.name: array for info, array in zip(self._outputs, outputs)}
 
     def profile(self, *arrays, **named):
         """The outputs of one run and each step's time: (outputs, [Step, ...])."""

@@ -1,4 +1,4 @@
-"""Schedules of one loop IR function, from Python (docs/module8-deployment.md#5-minic-from-python).
+"""Schedules of one loop IR function, from Python.
 
     sch = minic.Schedule(compiled.kernels["matmul"])   # or any .mloop function's text
     block = sch.get_block("C")
@@ -10,6 +10,8 @@
 
 Every primitive of minic (schedule/primitive_registry.h) is a method: `sch.NAME(args)`
 applies it as one line of a trace.
+
+Chapter: docs/module8-deployment.md#5-minic-from-python
 """
 
 import numpy as np
@@ -32,9 +34,11 @@ def _argument(value):
 
 
 class Schedule:
+    """A schedule of one loop IR function: `func`'s text holds it alone, or `name` picks it."""
+
     def __init__(self, func, name=""):
-        self._original = func
         self._native = _minic.Schedule(func, name)
+        self._original = self._native.func()  # the function as it was, for check and time
 
     @property
     def func(self):
