@@ -51,6 +51,47 @@ int argument_index(const Node& node, const Value* value) {
   return it == args.end() ? -1 : static_cast<int>(it - args.begin());
 }
 
+bool is_f32(const Value* value, int64_t rank) {
+  return value && value->type.dtype == DType::f32 && value->type.rank() == rank;
+}
+
+namespace {
+
+// A float attribute of `node`, where the file may have written it as an integer.
+float float_attribute(const Node& node, const char* name, float fallback) {
+  auto it = node.attributes.find(name);
+  if (it == node.attributes.end()) return fallback;
+  if (const int64_t* i = std::get_if<int64_t>(&it->second)) return static_cast<float>(*i);
+  const float* f = std::get_if<float>(&it->second);
+  return f ? *f : fallback;
+}
+
+}  // namespace
+
+std::optional<PlainGemm> plain_gemm(const Node& op) {
+  if (op.op != "MatMul" && op.op != "Gemm") return std::nullopt;
+  PlainGemm gemm;
+  gemm.a = op.input(0);
+  gemm.b = op.input(1);
+  if (!is_f32(gemm.a, 2) || !is_f32(gemm.b, 2) || !is_f32(op.output(0), 2)) return std::nullopt;
+  gemm.m = gemm.a->type.shape[0];
+  gemm.k = gemm.a->type.shape[1];
+  gemm.n = op.output(0)->type.shape[1];
+  if (op.op == "MatMul") return gemm;
+  if (float_attribute(op, "alpha", 1) != 1 || float_attribute(op, "beta", 1) != 1 ||
+      float_attribute(op, "transA", 0) != 0) {
+    return std::nullopt;
+  }
+  gemm.transpose_b = float_attribute(op, "transB", 0) != 0;
+  if (op.inputs().size() > 2 && op.input(2)) {
+    gemm.bias = op.input(2);
+    const Shape& shape = gemm.bias->type.shape;
+    const bool per_column = shape == Shape{gemm.n} || shape == Shape{1, gemm.n};
+    if (gemm.bias->type.dtype != DType::f32 || !per_column) return std::nullopt;
+  }
+  return gemm;
+}
+
 void BackendRegistry::add(BackendInfo info) {
   MINIC_CHECK(!backends().count(info.name));
   std::string name = info.name;
@@ -68,43 +109,36 @@ std::vector<const BackendInfo*> BackendRegistry::all() {
   return infos;
 }
 
-void check_backend_names(const std::vector<std::string>& names) {
-  for (const std::string& name : names) {
-    if (BackendRegistry::find(name)) continue;
-    std::vector<std::string> known;
-    for (const BackendInfo* info : BackendRegistry::all()) known.push_back(info->name);
-    fail("unknown back end '{}' (available: {})", name, fmt::join(known, ", "));
+Partition::Partition(std::vector<std::string> names) : names(std::move(names)) {
+  for (const std::string& name : this->names) {
+    const BackendInfo* info = BackendRegistry::find(name);
+    if (!info) {
+      std::vector<std::string> known;
+      for (const BackendInfo* registered : BackendRegistry::all()) {
+        known.push_back(registered->name);
+      }
+      fail("unknown back end '{}' (available: {})", name, fmt::join(known, ", "));
+    }
+    backends.push_back(info->make());
   }
 }
 
-Partition partition_graph(const Graph& graph, const std::vector<std::string>& names,
-                          const Target& target) {
-  check_backend_names(names);
-  Partition partition;
-  partition.names = names;
-  for (const std::string& name : names) {
-    partition.backends.push_back(BackendRegistry::find(name)->make());
+std::vector<std::string> Partition::passes_to_run(std::vector<std::string> passes) const {
+  for (const std::unique_ptr<ExternalBackend>& backend : backends) {
+    for (const std::string& skipped : backend->skip_passes()) std::erase(passes, skipped);
   }
+  return passes;
+}
+
+void Partition::claim(const Graph& graph, const Target& target) {
   for (const Node* node : graph.nodes()) {
-    for (size_t b = 0; b < partition.backends.size(); ++b) {
-      if (partition.backends[b]->claims(*node, graph.opset, target)) {
-        partition.claimed[node] = b;
+    for (size_t b = 0; b < backends.size(); ++b) {
+      if (backends[b]->claims(*node, graph.opset, target)) {
+        claimed[node] = b;
         break;
       }
     }
   }
-  return partition;
-}
-
-std::vector<std::string> pipeline_for_backends(std::vector<std::string> passes,
-                                               const std::vector<std::string>& names) {
-  check_backend_names(names);
-  for (const std::string& name : names) {
-    for (const std::string& skipped : BackendRegistry::find(name)->make()->skip_passes()) {
-      std::erase(passes, skipped);
-    }
-  }
-  return passes;
 }
 
 RegisterBackend::RegisterBackend(const char* name, const char* summary,

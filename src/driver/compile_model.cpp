@@ -328,11 +328,10 @@ std::unique_ptr<CompiledModel> compile_model(Graph graph, const CompileOptions& 
          options.target.str());
   }
   CompileStats stats;
-  const std::vector<std::string> passes =  // without those the external back ends skip
-      pipeline_for_backends(options.graph_passes, options.backends);
-  run_passes(graph, passes, options.target);                             // 1. graph passes
-  auto partition = std::make_shared<Partition>(                          //    the nodes of
-      partition_graph(graph, options.backends, options.target));         //    other back ends
+  auto partition = std::make_shared<Partition>(options.backends);        // external back ends
+  run_passes(graph, partition->passes_to_run(options.graph_passes),      // 1. graph passes
+             options.target);
+  partition->claim(graph, options.target);                               //    their nodes
   LoweredKernels kernels = lower_kernels(graph, options.target, *partition);  // 2. lowering
   schedule_kernels(kernels.module, options, stats);                      // 3. scheduling
   run_passes(kernels.module, options.loop_passes, options.loop_pass_options);  // 4. loop passes

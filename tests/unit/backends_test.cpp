@@ -67,7 +67,8 @@ TEST_CASE("the toy NPU takes the GEMMs, minic the rest, with the same results",
   model->run(inputs);
   Graph optimized = testing::graph_from_text(kGraph);
   run_passes(optimized, default_pipeline(), codegen::host_target());
-  Partition partition = partition_graph(optimized, {"toy-npu"}, codegen::host_target());
+  Partition partition({"toy-npu"});
+  partition.claim(optimized, codegen::host_target());
   REQUIRE(partition.claimed.size() == 2);
   const std::vector<std::string> reports = model->backend_reports();
   REQUIRE(reports.size() == 1);
@@ -88,11 +89,15 @@ TEST_CASE("back ends are named, and claim nothing they cannot run", "[backends]"
   %z = Gemm(%xt, %w) {transA = 1}
   return %y, %z
 })";
-  Graph graph = testing::graph_from_text(scaled);
-  CHECK(partition_graph(graph, {"toy-npu"}, codegen::host_target()).claimed.empty());
-  Graph plain = testing::graph_from_text(kGraph);
-  CHECK(partition_graph(plain, {"toy-npu"}, cuda_target("sm_90")).claimed.empty());
-  CHECK(partition_graph(plain, {"toy-npu"}, codegen::host_target()).claimed.size() == 2);
+  auto claimed = [](const char* text, const Target& target) {
+    Graph graph = testing::graph_from_text(text);
+    Partition partition({"toy-npu"});
+    partition.claim(graph, target);
+    return partition.claimed.size();
+  };
+  CHECK(claimed(scaled, codegen::host_target()) == 0);
+  CHECK(claimed(kGraph, cuda_target("sm_90")) == 0);
+  CHECK(claimed(kGraph, codegen::host_target()) == 2);
 }
 
 TEST_CASE("oneDNN takes convolutions and GEMMs with their epilogues, with the same results",

@@ -16,9 +16,9 @@ namespace minic::cli {
 
 Target CommonOptions::parsed_target() const { return parse_target(target); }
 
-std::vector<std::string> CommonOptions::backend_list() const {
+std::vector<std::string> comma_list(const std::string& text) {
   std::vector<std::string> names;
-  std::stringstream stream(backends);
+  std::stringstream stream(text);
   for (std::string name; std::getline(stream, name, ',');) {
     if (!name.empty()) names.push_back(name);
   }

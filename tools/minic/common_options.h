@@ -37,6 +37,9 @@ enum class CommonOption {
 // --threads takes 0 (every core) up to this many.
 constexpr int kMaxThreads = 1024;
 
+// The names of a comma-separated option value, in order, empty ones left out.
+std::vector<std::string> comma_list(const std::string& text);
+
 struct CommonOptions {
   std::string passes = "default";         // "default", "none", or "a,b,c"
   int threads = 0;                        // 0: every core
@@ -50,7 +53,7 @@ struct CommonOptions {
   // that is wrong.
   Target parsed_target() const;
   // The back ends --backends names, in order.
-  std::vector<std::string> backend_list() const;
+  std::vector<std::string> backend_list() const { return comma_list(backends); }
 };
 
 // Declares each option of `which` on `command`, bound to its field of `options` (whose

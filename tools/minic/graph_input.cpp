@@ -5,6 +5,7 @@
 // Chapter: docs/module2-graph-passes.md#7-seeing-it
 #include "graph_input.h"
 
+#include "common_options.h"
 #include "run_inputs.h"
 
 #include "minic/frontend/onnx.h"
@@ -14,7 +15,6 @@
 #include "minic/passes/pass_manager.h"
 #include "minic/support/file.h"
 
-#include <sstream>
 
 namespace minic::cli {
 
@@ -64,11 +64,8 @@ std::vector<OnnxValueInfo> graph_input_infos(const Graph& graph) {
 
 std::vector<std::string> parse_pass_list(const std::string& passes) {
   if (passes == "default") return default_pipeline();
-  std::vector<std::string> names;
-  std::stringstream stream(passes);
-  for (std::string name; std::getline(stream, name, ',');) {
-    if (!name.empty() && name != "none") names.push_back(name);
-  }
+  std::vector<std::string> names = comma_list(passes);
+  std::erase(names, "none");
   return names;
 }
 

@@ -224,24 +224,18 @@ void print_op_statuses(bool json) {
 // each top-level node with the back end that takes it (or minic), and what the back end
 // makes of it (ExternalBackend::describe).
 void print_partition(const InspectOptions& options, const OnnxModelSummary& summary) {
-  CommonOptions names;
-  names.backends = options.partition;
-  const std::vector<std::string> backends = names.backend_list();
+  Partition partition(comma_list(options.partition));
   OnnxImportOptions import_options;
   import_options.input_shapes = parse_input_shapes(options.common.input_shapes, summary.inputs);
   Graph graph = import_onnx(options.model, import_options);
   const Target target = codegen::host_target();
-  run_passes(graph, pipeline_for_backends(default_pipeline(), backends), target);
-  Partition partition = partition_graph(graph, backends, target);
+  run_passes(graph, partition.passes_to_run(default_pipeline()), target);
+  partition.claim(graph, target);
   fmt::print("\npartition ({}, then minic) after the default passes:\n",
-             fmt::join(backends, ", "));
+             fmt::join(partition.names, ", "));
   for (const Node* node : graph.nodes()) {
     std::vector<std::string> ops;
-    if (node->is_fused()) {
-      for (const Node* inner : node->body->nodes()) ops.push_back(inner->op);
-    } else {
-      ops.push_back(node->op);
-    }
+    for (const Node* op : body_ops(*node)) ops.push_back(op->op);
     auto claimed = partition.claimed.find(node);
     const std::string where =
         claimed == partition.claimed.end() ? "minic" : partition.names[claimed->second];
@@ -251,7 +245,7 @@ void print_partition(const InspectOptions& options, const OnnxModelSummary& summ
     for (std::string line; std::getline(lines, line);) fmt::print("      {}\n", line);
   }
   fmt::print("{} of {} kernels to {}\n", partition.claimed.size(), graph.num_nodes(),
-             fmt::join(backends, ", "));
+             fmt::join(partition.names, ", "));
 }
 
 }  // namespace

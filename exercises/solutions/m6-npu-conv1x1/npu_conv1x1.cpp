@@ -33,7 +33,7 @@ std::optional<NpuGemm> conv1x1_pattern(const Node& node) {
   const Value* x = conv.input(0);
   const Value* w = conv.input(1);
   const Value* bias = conv.inputs().size() > 2 ? conv.input(2) : nullptr;
-  if (!npu_f32(x, 4) || !npu_f32(w, 4) || x->type.shape[0] != 1) return std::nullopt;
+  if (!is_f32(x, 4) || !is_f32(w, 4) || x->type.shape[0] != 1) return std::nullopt;
   if (w->type.shape[2] != 1 || w->type.shape[3] != 1) return std::nullopt;
   if (!all_or_absent(conv, "strides", 1) || !all_or_absent(conv, "pads", 0) ||
       !all_or_absent(conv, "dilations", 1) || !all_or_absent(conv, "group", 1)) {

@@ -39,6 +39,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,22 @@ std::vector<const Value*> kernel_arguments(const Node& node);
 std::vector<const Node*> body_ops(const Node& node);
 int argument_index(const Node& node, const Value* value);
 
+// True if `value` is f32 with `rank` dimensions.
+bool is_f32(const Value* value, int64_t rank);
+
+// A MatMul or Gemm in the form GEMM units and libraries take: Y [M, N] = A [M, K] B, with
+// B [K, N] or (transpose_b) [N, K], f32, and for a Gemm alpha = beta = 1, A not transposed
+// and a bias of one value per column of Y ([N] or [1, N]; null where there is none).
+struct PlainGemm {
+  const Value* a = nullptr;
+  const Value* b = nullptr;
+  const Value* bias = nullptr;
+  bool transpose_b = false;
+  int64_t m = 0, n = 0, k = 0;
+};
+// `op`'s form, or nullopt where it is no such GEMM.
+std::optional<PlainGemm> plain_gemm(const Node& op);
+
 struct BackendInfo {
   std::string name;     // "toy-npu"
   std::string summary;  // one line, for --help and errors
@@ -95,24 +112,24 @@ class BackendRegistry {
   static std::vector<const BackendInfo*> all();
 };
 
-// Error unless every name is a registered back end (the message lists them).
-void check_backend_names(const std::vector<std::string>& names);
+// The back ends of one compilation and what the partitioner decided: the claimed nodes of
+// a graph, each with the back end (an index into `names`) that took it.
+class Partition {
+ public:
+  // The back ends `names`, made once, in order; Error naming one that is not registered
+  // (the message lists those that are).
+  explicit Partition(std::vector<std::string> names = {});
 
-// What the partitioner decided: the claimed nodes of a graph, each with the back end
-// (an index into the list given) that took it.
-struct Partition {
-  std::vector<std::unique_ptr<ExternalBackend>> backends;  // made from the names, in order
+  // `passes` without those the back ends skip (ExternalBackend::skip_passes).
+  std::vector<std::string> passes_to_run(std::vector<std::string> passes) const;
+  // Offers every top-level node of `graph` to the back ends in order (see above) and
+  // records in `claimed` the first that takes it.
+  void claim(const Graph& graph, const Target& target);
+
   std::vector<std::string> names;
+  std::vector<std::unique_ptr<ExternalBackend>> backends;  // made from `names`, in order
   std::map<const Node*, size_t> claimed;
 };
-
-// Offers every top-level node of `graph` to the back ends `names` in order (see above).
-Partition partition_graph(const Graph& graph, const std::vector<std::string>& names,
-                          const Target& target);
-
-// The default pipeline's passes without those the back ends `names` skip.
-std::vector<std::string> pipeline_for_backends(std::vector<std::string> passes,
-                                               const std::vector<std::string>& names);
 
 struct RegisterBackend {
   RegisterBackend(const char* name, const char* summary,

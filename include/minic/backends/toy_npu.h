@@ -13,7 +13,8 @@
 //   std::optional<NpuGemm> my_pattern(const Node& node) { ... }
 //   MINIC_REGISTER_NPU_PATTERN("my-pattern", my_pattern);
 //
-// (exercise m6-npu-conv1x1 writes one for 1x1 convolutions).
+// (exercise m6-npu-conv1x1 writes one for 1x1 convolutions). backend.h has what patterns
+// use to read a node: body_ops, argument_index, is_f32 and plain_gemm.
 //
 // Chapter: docs/module6-llvm-cpu.md#bring-your-own-codegen
 #pragma once
@@ -35,10 +36,6 @@ struct NpuGemm {
 };
 
 using NpuPattern = std::function<std::optional<NpuGemm>(const Node& node)>;
-
-// For patterns, beside body_ops and argument_index (backend.h): whether a value is f32 of
-// `rank` dimensions.
-bool npu_f32(const Value* value, int64_t rank);
 
 struct RegisterNpuPattern {
   RegisterNpuPattern(const char* name, NpuPattern pattern);

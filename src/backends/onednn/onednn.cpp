@@ -36,10 +36,6 @@ using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-bool f32(const Value* value, int64_t rank) {
-  return value && value->type.dtype == DType::f32 && value->type.rank() == rank;
-}
-
 memory::dims dims_of(const Value* value) {
   return memory::dims(value->type.shape.begin(), value->type.shape.end());
 }
@@ -60,6 +56,7 @@ struct Job {
   int src = -1, weights = -1, bias = -1, dst = -1;
   int residual = -1;  // a Conv's Add: the other operand
   const Value* weights_value = nullptr;
+  std::optional<PlainGemm> gemm;  // a MatMul's or Gemm's form
 };
 
 // The node's job if oneDNN takes it, else nullopt.
@@ -71,30 +68,15 @@ std::optional<Job> job_of(const Node& node) {
   const Node& op = *ops[0];
   const Value* bias = op.inputs().size() > 2 ? op.input(2) : nullptr;
   if (op.op == "Conv") {
-    const Value* w = op.input(1);
-    if (!f32(op.input(0), 4) || !f32(w, 4)) return std::nullopt;
-    if (ints(op, "auto_pad", {}).size() > 0) return std::nullopt;
+    if (!is_f32(op.input(0), 4) || !is_f32(op.input(1), 4)) return std::nullopt;
     auto pad = op.attributes.find("auto_pad");
     if (pad != op.attributes.end() && std::get<std::string>(pad->second) != "NOTSET") {
       return std::nullopt;
     }
-    if (bias && !f32(bias, 1)) return std::nullopt;
-  } else if (op.op == "MatMul" || op.op == "Gemm") {
-    if (!f32(op.input(0), 2) || !f32(op.input(1), 2) || !f32(op.output(0), 2)) {
-      return std::nullopt;
-    }
-    if (op.op == "Gemm") {
-      for (const char* name : {"alpha", "beta"}) {
-        auto it = op.attributes.find(name);
-        if (it != op.attributes.end() && std::get<float>(it->second) != 1.0f) return std::nullopt;
-      }
-      if (ints(op, "transA", {0})[0] != 0) return std::nullopt;
-      const int64_t n = op.output(0)->type.shape[1];
-      if (bias && (bias->type.dtype != DType::f32 ||
-                   (bias->type.shape != Shape{n} && bias->type.shape != Shape{1, n}))) {
-        return std::nullopt;
-      }
-    }
+    if (bias && !is_f32(bias, 1)) return std::nullopt;
+  } else if (std::optional<PlainGemm> gemm = plain_gemm(op)) {
+    job.gemm = *gemm;
+    bias = gemm->bias;
   } else {
     return std::nullopt;
   }
@@ -142,15 +124,14 @@ class OneDnn : public ExternalBackend {
   runtime::KernelCall compile(const Node& node, int, const Target&) override {
     std::optional<Job> job = job_of(node);
     if (!job) fail("{}: oneDNN takes a Conv, MatMul or Gemm (with a Relu) only", node.describe());
-    auto compiled = std::make_shared<Compiled>(job->op->op == "Conv" ? convolution(*job)
-                                                                      : gemm(*job));
+    auto compiled = std::make_shared<Compiled>(job->gemm ? gemm(*job) : convolution(*job));
     return [this, compiled, job = *job](void** args) { run(*compiled, job, args); };
   }
 
   std::string describe(const Node& node, int) const override {
     std::optional<Job> job = job_of(node);
     if (!job) return "";
-    return fmt::format("oneDNN {}{}{}", job->op->op == "Conv" ? "convolution" : "matmul",
+    return fmt::format("oneDNN {}{}{}", job->gemm ? "matmul" : "convolution",
                        job->residual >= 0 ? " with a residual (sum post-op)" : "",
                        job->relu ? (job->residual >= 0 ? " and a Relu" : " with a Relu post-op")
                                  : "");
@@ -205,16 +186,13 @@ class OneDnn : public ExternalBackend {
   }
 
   Compiled gemm(const Job& job) {
-    const Node& op = *job.op;
-    const bool transpose = op.op == "Gemm" && ints(op, "transB", {0})[0] != 0;
-    const Value* a = op.input(0);
-    const Value* b = op.input(1);
-    const int64_t n = op.output(0)->type.shape[1];
-    const int64_t k = a->type.shape[1];
+    const PlainGemm& gemm = *job.gemm;
+    const int64_t n = gemm.n;
+    const int64_t k = gemm.k;
     Compiled c;
-    c.src_user = c.src_inner = memory::desc(dims_of(a), dt::f32, tag::ab);
-    c.weights_user = memory::desc({k, n}, dt::f32, transpose ? tag::ba : tag::ab);
-    c.dst_user = c.dst_inner = memory::desc(dims_of(op.output(0)), dt::f32, tag::ab);
+    c.src_user = c.src_inner = memory::desc({gemm.m, k}, dt::f32, tag::ab);
+    c.weights_user = memory::desc({k, n}, dt::f32, gemm.transpose_b ? tag::ba : tag::ab);
+    c.dst_user = c.dst_inner = memory::desc({gemm.m, n}, dt::f32, tag::ab);
     c.has_bias = job.bias >= 0;
     if (c.has_bias) c.bias = memory::desc({1, n}, dt::f32, tag::ab);
     dnnl::matmul::desc desc(c.src_inner, memory::desc({k, n}, dt::f32, tag::any),
@@ -223,7 +201,6 @@ class OneDnn : public ExternalBackend {
     c.weights_inner = pd.weights_desc();
     c.primitive = dnnl::matmul(pd);
     reorder_constant_weights(c, job);
-    (void)b;
     return c;
   }
 

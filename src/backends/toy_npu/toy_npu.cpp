@@ -107,48 +107,25 @@ static void npu_store(float* y, int rows, int cols, int r0, int c0, const float*
 // The built-in pattern: a MatMul or Gemm, alone or fused with a Relu after it.
 std::optional<NpuGemm> gemm_pattern(const Node& node) {
   const std::vector<const Node*> ops = body_ops(node);
-  if (ops.empty() || ops.size() > 2) return std::nullopt;
-  const Node& gemm = *ops[0];
-  if (gemm.op != "MatMul" && gemm.op != "Gemm") return std::nullopt;
-  const Value* a = gemm.input(0);
-  const Value* b = gemm.input(1);
-  if (!npu_f32(a, 2) || !npu_f32(b, 2) || !npu_f32(gemm.output(0), 2)) return std::nullopt;
+  if (ops.empty() || ops.size() > 2 || node.outputs().size() != 1) return std::nullopt;
+  std::optional<PlainGemm> gemm = plain_gemm(*ops[0]);
+  if (!gemm) return std::nullopt;
   NpuGemm job;
-  const Value* bias = nullptr;
-  if (gemm.op == "Gemm") {
-    auto attribute = [&](const char* name, float fallback) {
-      auto it = gemm.attributes.find(name);
-      if (it == gemm.attributes.end()) return fallback;
-      if (const int64_t* i = std::get_if<int64_t>(&it->second)) return static_cast<float>(*i);
-      const float* f = std::get_if<float>(&it->second);
-      return f ? *f : fallback;
-    };
-    if (attribute("alpha", 1) != 1 || attribute("beta", 1) != 1 || attribute("transA", 0) != 0) {
-      return std::nullopt;
-    }
-    job.transpose_b = attribute("transB", 0) != 0;
-    if (gemm.inputs().size() > 2 && gemm.input(2)) bias = gemm.input(2);
-  }
-  job.m = a->type.shape[0];
-  job.k = a->type.shape[1];
-  job.n = gemm.output(0)->type.shape[1];
-  if (bias) {
-    const Shape& shape = bias->type.shape;
-    const bool per_column = (shape == Shape{job.n}) || (shape == Shape{1, job.n});
-    if (bias->type.dtype != DType::f32 || !per_column) return std::nullopt;
-  }
-  const Value* result = gemm.output(0);
+  job.m = gemm->m;
+  job.n = gemm->n;
+  job.k = gemm->k;
+  job.transpose_b = gemm->transpose_b;
+  const Value* result = ops[0]->output(0);
   if (ops.size() == 2) {
     if (ops[1]->op != "Relu" || ops[1]->input(0) != result) return std::nullopt;
     job.relu = true;
     result = ops[1]->output(0);
   }
-  if (node.outputs().size() != 1) return std::nullopt;
-  job.a = argument_index(node, a);
-  job.b = argument_index(node, b);
-  job.bias = bias ? argument_index(node, bias) : -1;
+  job.a = argument_index(node, gemm->a);
+  job.b = argument_index(node, gemm->b);
+  job.bias = gemm->bias ? argument_index(node, gemm->bias) : -1;
   job.y = argument_index(node, result);
-  if (job.a < 0 || job.b < 0 || job.y < 0 || (bias && job.bias < 0)) return std::nullopt;
+  if (job.a < 0 || job.b < 0 || job.y < 0 || (gemm->bias && job.bias < 0)) return std::nullopt;
   return job;
 }
 
@@ -300,9 +277,6 @@ class ToyNpu : public ExternalBackend {
 
 }  // namespace
 
-bool npu_f32(const Value* value, int64_t rank) {
-  return value && value->type.dtype == DType::f32 && value->type.rank() == rank;
-}
 
 RegisterNpuPattern::RegisterNpuPattern(const char* name, NpuPattern pattern) {
   MINIC_CHECK(!patterns().count(name));
