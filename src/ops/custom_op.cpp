@@ -6,8 +6,8 @@
 // A MINIC_REGISTER_CUSTOM_OP object linked into a program runs while the program's statics
 // are built, in no order against the other files' statics: building the registry then
 // would read the tables of src/ops/ before they exist. So such an op waits in a list until
-// the registry is first built, and build_registry adds it after minic's own ops. One in a
-// plugin loaded later registers at once.
+// the registry is first built (registry.cpp), which adds it after minic's own ops. One in
+// a plugin loaded later registers at once.
 //
 // Chapter: docs/module8-deployment.md#6-custom-operators
 #include "minic/ops/custom_op.h"
