@@ -2,7 +2,8 @@
 # Prepares, on this machine, what scripts/gpu_check.sh needs on the GPU machine, which
 # has no package registry and where only the checkout travels (64 MiB at most):
 #
-#   gpu-bundle/bin/       minic and minic-conformance from build/ (a release build)
+#   gpu-bundle/bin/       minic and minic-conformance from build/ (a release build), and
+#                         the GELU custom op plugin (examples/custom_ops/)
 #   gpu-bundle/lib.tar.xz the shared libraries they load that are not glibc's (libLLVM
 #                         alone is 129 MB, about 26 MB compressed)
 #   gpu-bundle/data.tar.xz ONNX's node tests of tests/onnx/node_cases.tsv and the light
@@ -19,13 +20,16 @@ out=gpu-bundle
 data="$build/onnx-data"  # tests/CMakeLists.txt links it
 [ -d "$data/node" ] && [ -d "$data/light" ] ||
   { echo "gpu_bundle: no ONNX test data at $data: configure the build first" >&2; exit 1; }
-for binary in "$build/minic" "$build/tests/onnx/minic-conformance"; do
+plugin="$build/examples/custom_ops/libminic_gelu_ops.so"
+for binary in "$build/minic" "$build/tests/onnx/minic-conformance" "$plugin"; do
   [ -x "$binary" ] || { echo "gpu_bundle: $binary is missing: build first" >&2; exit 1; }
 done
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-cp "$build/minic" "$build/tests/onnx/minic-conformance" "$out/bin/"
-strip "$out"/bin/*  # their symbol tables are 2 MB of the 64 MiB the device tool carries
+cp "$build/minic" "$build/tests/onnx/minic-conformance" "$plugin" "$out/bin/"
+# Their symbol tables are 2 MB of the 64 MiB the device tool carries. (The dynamic symbols
+# that the plugin resolves against minic stay.)
+strip "$out"/bin/*
 
 # Every library the binaries load, but glibc's own (the GPU machine's is newer).
 ldd "$build/minic" "$build/tests/onnx/minic-conformance" | awk '/=> \// {print $3}' | sort -u |

@@ -10,6 +10,8 @@
 #   light        the nine light models on the GPU against their expected outputs
 #   models       the example models on the GPU against the CPU backend's outputs
 #   profile      the per-kernel profile of ResNet-50 (light) and the BERT encoder
+#   custom-op    the GELU plugin's hand-written CUDA kernels on the GPU against ONNX
+#                Runtime's contrib ops (tests/models/custom_op_ort.py)
 #   elementwise  relu(A + B) over 64M floats: its kernel's bandwidth against PyTorch's
 #                device-to-device copy
 #   gemm         the 4096^3 fp32 MatMul kernel against PyTorch's (cuBLAS, no TF32)
@@ -102,6 +104,14 @@ for model in "$work/light/light_resnet50.onnx" "$work/models/bert_encoder.onnx";
   phase "profile-$name" 60 "$minic" run "$model" --target cuda --profile --passes default
   grep -E '^ran|^profile' "$out/profile-$name.log" | sed 's/^/  /' | tee -a "$summary"
 done
+
+# --- custom ops with their own CUDA kernels ----------------------------------------------
+phase custom-op 90 python3 tests/models/custom_op_ort.py --minic "$minic" \
+  --ops "$bundle/bin/libminic_gelu_ops.so" --out "$work/custom-op"
+custom_line="$(grep -c '^  ok   cuda' "$out/custom-op.log") GPU outputs match ORT, \
+$(grep -c '^  skip cuda' "$out/custom-op.log") skipped; $(tail -1 "$out/custom-op.log")"
+say "  custom ops: $custom_line"
+field custom_op "\"$custom_line\""
 
 # --- elementwise bandwidth ----------------------------------------------------------------
 kernel_ms() {  # the compiled steps' milliseconds of a --profile log

@@ -9,7 +9,9 @@
 // model can be checked against ONNX Runtime running its own (tests/models/custom_op_ort.py).
 // Each op brings what include/minic/ops/custom_op.h asks for: a shape rule, a reference
 // kernel (in double, the oracle) and a compute rule (the formula on loop IR expressions),
-// with which it fuses with its neighbours and compiles like a built-in op. The build makes
+// with which it fuses with its neighbours and compiles like a built-in op; and a CUDA
+// kernel written by hand, which a CUDA target runs as given, as ONNX Runtime runs its
+// contrib ops' own CUDA kernels. The build makes
 // it a shared library (examples/custom_ops/CMakeLists.txt), loaded with
 //
 //   minic run model.onnx --custom-ops build/examples/custom_ops/libminic_gelu_ops.so
@@ -96,6 +98,61 @@ std::vector<ComputeTensor> fast_gelu_compute(const ComputeContext& ctx) {
   })};
 }
 
+// The hand-written CUDA kernels: one thread per element (a grid-stride loop, so that any
+// grid covers any n), the formulas in float. NVRTC compiles them without headers: the
+// program's prelude gives int64_t, and erff and tanhf are CUDA's.
+constexpr const char* kGeluCuda = R"(
+extern "C" __global__ void example_gelu_f32(const float* x, float* y, int64_t n) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+  }
+}
+)";
+
+constexpr const char* kFastGeluCuda = R"(
+__device__ __forceinline__ float example_fast_gelu(float z) {
+  const float inner = 0.7978845608028654f * (z + 0.044715f * z * z * z);
+  return 0.5f * z * (1.0f + tanhf(inner));
+}
+
+extern "C" __global__ void example_fast_gelu_f32(const float* x, float* y, int64_t n) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    y[i] = example_fast_gelu(x[i]);
+  }
+}
+
+extern "C" __global__ void example_fast_gelu_bias_f32(const float* x, const float* bias,
+                                                      float* y, int64_t n, int64_t row) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    y[i] = example_fast_gelu(x[i] + bias[i % row]);
+  }
+}
+)";
+
+// FastGelu's launch: the elementwise one, of the kernel with a bias (and the row length
+// after n) where the node has one.
+minic::CudaKernelSource fast_gelu_cuda() {
+  minic::CudaKernelSource cuda =
+      minic::elementwise_cuda_kernel(kFastGeluCuda, "example_fast_gelu_f32");
+  cuda.launch = [plain = cuda.launch](const minic::NodeContext& ctx) {
+    minic::CudaKernelLaunch launch = plain(ctx);
+    if (ctx.num_inputs() > 1 && ctx.has_input(1)) {
+      const minic::Node& node = ctx.node();
+      if (node.inputs()[0] == node.inputs()[1]) {
+        ctx.fail("X and bias are one value; the CUDA kernel takes them as two buffers");
+      }
+      launch.kernel = "example_fast_gelu_bias_f32";
+      launch.scalars.push_back(node.inputs()[1]->type.shape[0]);
+    }
+    return launch;
+  };
+  return cuda;
+}
+
 minic::OpSchema gelu_schema() {
   minic::OpSchema schema;
   schema.name = "com.example.Gelu";
@@ -103,6 +160,7 @@ minic::OpSchema gelu_schema() {
   schema.shape_rule = gelu_shape;
   schema.kernel = [](const KernelContext& ctx) { return gelu_kernel(ctx, gelu); };
   schema.compute = gelu_compute;
+  schema.cuda = minic::elementwise_cuda_kernel(kGeluCuda, "example_gelu_f32");
   return schema;
 }
 
@@ -114,6 +172,7 @@ minic::OpSchema fast_gelu_schema() {
   schema.shape_rule = gelu_shape;
   schema.kernel = [](const KernelContext& ctx) { return gelu_kernel(ctx, fast_gelu); };
   schema.compute = fast_gelu_compute;
+  schema.cuda = fast_gelu_cuda();
   return schema;
 }
 

@@ -31,7 +31,7 @@ def _with_attributes(function, prepare):
     return call
 
 
-def register_op(name, kernel, compute=None, shape=None, inputs=1, outputs=1):
+def register_op(name, kernel, compute=None, shape=None, inputs=1, outputs=1, cuda=None):
     """Registers the custom op `name` ("DOMAIN.NAME"), for every model loaded afterwards.
 
     kernel   kernel(*arrays, **attributes) -> array, or a tuple of arrays: the reference
@@ -42,6 +42,10 @@ def register_op(name, kernel, compute=None, shape=None, inputs=1, outputs=1):
              TensorType(dtype, shape); default: every output has input 0's type
     inputs   the number of inputs, or (least, most) with optional ones at the end
     outputs  the number of outputs
+    cuda     (source, kernel) or (source, kernel, block): a hand-written CUDA kernel that a
+             CUDA target runs as given, one thread per element of output 0 (`block` a
+             block, 256 by default); `kernel` of the CUDA C `source` (no #include) takes
+             the op's inputs, then its outputs, then the element count n as int64_t
     """
     low, high = (inputs, inputs) if isinstance(inputs, int) else inputs
     shape_rule = None
@@ -53,9 +57,12 @@ def register_op(name, kernel, compute=None, shape=None, inputs=1, outputs=1):
             result = shape(*types(values), **attrs)
             return [result] if isinstance(result, tuple) and isinstance(result[0], str) \
                 else list(result)
+    cuda_source, cuda_kernel, cuda_block = (None, "", 256) if cuda is None else \
+        (tuple(cuda) + (256,))[:3]
     _minic.register_op(name, low, high, outputs, shape_rule,
                        _with_attributes(kernel, list),
-                       None if compute is None else _with_attributes(compute, list))
+                       None if compute is None else _with_attributes(compute, list),
+                       cuda_source, cuda_kernel, cuda_block)
 
 
 def load_custom_ops(path):

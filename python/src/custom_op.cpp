@@ -152,7 +152,9 @@ std::vector<ComputeTensor> python_compute(const py::function& compute,
 
 void register_python_op(const std::string& name, int min_inputs, int max_inputs, int outputs,
                         const std::optional<py::function>& shape, const py::function& kernel,
-                        const std::optional<py::function>& compute) {
+                        const std::optional<py::function>& compute,
+                        const std::optional<std::string>& cuda_source,
+                        const std::string& cuda_kernel, int cuda_block) {
   OpSchema schema;
   schema.name = name;
   schema.min_inputs = min_inputs;
@@ -173,6 +175,7 @@ void register_python_op(const std::string& name, int min_inputs, int max_inputs,
     };
     schema.fusion = max_inputs > 1 ? FusionKind::broadcast : FusionKind::elementwise;
   }
+  if (cuda_source) schema.cuda = elementwise_cuda_kernel(*cuda_source, cuda_kernel, cuda_block);
   register_custom_op(std::move(schema));
 }
 
@@ -227,7 +230,8 @@ void bind_custom_op(py::module_& m) {
 
   m.def("register_op", &register_python_op, py::arg("name"), py::arg("min_inputs"),
         py::arg("max_inputs"), py::arg("outputs"), py::arg("shape"), py::arg("kernel"),
-        py::arg("compute"), "Registers a custom op whose rules are Python functions");
+        py::arg("compute"), py::arg("cuda_source"), py::arg("cuda_kernel"),
+        py::arg("cuda_block"), "Registers a custom op whose rules are Python functions");
   m.def("load_custom_op_library", &load_custom_op_library, py::arg("path"),
         "Loads a plugin of custom ops (a shared library)");
   m.def("custom_ops", &custom_op_names, "The custom ops registered so far");

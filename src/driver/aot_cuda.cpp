@@ -6,7 +6,8 @@
 //   kernels.sm_XX.ptx   NVRTC's PTX for the target's architecture (a newer driver can JIT it)
 //   kernels.sm_XX.cubin the machine code for that architecture (cuModuleLoadData loads it)
 //   cuda_launches.json  each function's scratch buffers and launches: kernel, grid, block,
-//                       dynamic shared memory and the arguments it takes
+//                       dynamic shared memory, the arguments it takes and the integers
+//                       after them (a custom op's hand-written kernel: its element count)
 // NVRTC is needed; a CUDA driver is not.
 //
 // Chapter: docs/module6-cuda.md#running-a-model-on-the-gpu
@@ -50,7 +51,8 @@ void save_cuda_model(const CompiledModel& model, const std::string& onnx_path,
                                    {"grid", launch.grid},
                                    {"block", launch.block},
                                    {"dynamic_shared_bytes", launch.dynamic_shared_bytes},
-                                   {"args", launch.args}});
+                                   {"args", launch.args},
+                                   {"scalars", launch.scalars}});
     }
     launches.push_back(std::move(entry));
   }

@@ -44,20 +44,42 @@ struct LoweredKernels {
   loop::LoopModule module;                         // the functions, in graph order
   std::map<const Node*, std::string> kernel_of;    // the others run their reference kernel
   std::map<std::string, std::string> function_of;  // kernel name → its function's name
+  std::vector<HandWrittenKernel> hand_written;     // not lowered: their ops' CUDA kernels
 };
+
+// What the profile and the compile summary call the steps that run a custom op's own CUDA
+// kernel (as they name an external back end).
+constexpr const char* kHandWritten = "custom CUDA";
+
+// True for a node that runs its op's hand-written CUDA kernel on `target` (OpSchema::cuda).
+bool runs_hand_written(const Node& node, const Target& target) {
+  if (!target.is_cuda() || node.is_fused()) return false;
+  const OpSchema* schema = op_registry().find(node.op);
+  return schema && schema->cuda;
+}
 
 // Step 2: lower every node (lower_graph). A node it skips -- an op without a compute rule,
 // or a form of one that its rule does not cover (MaxPool's Indices output, a storage-only
 // type: NoComputeRule) -- runs its reference kernel; every other node has the kernel
 // lower_graph gave it, in graph order, whose workload's first kernel is its function.
+// Not lowered: the nodes an external back end claimed, and on a CUDA target those whose op
+// brings its own CUDA kernel (each its own function, of its node's kernel name).
 LoweredKernels lower_kernels(const Graph& graph, const Target& target,
                              const Partition& partition) {
+  LoweredKernels kernels;
   std::set<const Node*> external;
   for (const auto& [node, backend] : partition.claimed) external.insert(node);
+  for (const Node* node : graph.nodes()) {
+    if (!runs_hand_written(*node, target) || external.count(node)) continue;
+    external.insert(node);
+    const std::string name = kernel_name(*node);
+    kernels.kernel_of[node] = name;
+    kernels.function_of[name] = name;
+    kernels.hand_written.push_back({node, name});
+  }
   std::vector<const Node*> skipped;
   loop::LoopModule lowered = lower_graph(graph, target, &skipped, external);
   const std::set<const Node*> reference(skipped.begin(), skipped.end());
-  LoweredKernels kernels;
   std::map<std::string, std::string> function_of_workload;
   size_t next = 0;
   for (const Node* node : graph.nodes()) {
@@ -148,9 +170,12 @@ KernelCalls llvm_calls(const codegen::CompiledModule& code) {
 }
 
 // On `gpu` (its module loaded), or emulated where it is null. A kernel the back end refused
-// has no call: its node runs its reference kernel.
-KernelCalls cuda_calls(const loop::LoopModule& kernels, const CudaProgram& program,
-                       runtime::CudaDevice* gpu) {
+// has no call: its node runs its reference kernel. Nor has, emulated, a custom op's
+// hand-written kernel (the interpreter runs loop IR, not CUDA C). Where there is no driver
+// and no emulation the model cannot run (CompiledModel says why), but its plan is still
+// the GPU's, to describe: the hand-written kernels' calls are never made.
+KernelCalls cuda_calls(const LoweredKernels& kernels, const CudaProgram& program,
+                       runtime::CudaDevice* gpu, bool emulate) {
   KernelCalls calls;
   if (gpu) {
     for (const codegen::CudaFunction& function : program.module.functions) {
@@ -158,8 +183,12 @@ KernelCalls cuda_calls(const loop::LoopModule& kernels, const CudaProgram& progr
     }
     return calls;
   }
-  for (const loop::PrimFunc& func : kernels.functions) {
+  for (const loop::PrimFunc& func : kernels.module.functions) {
     if (!program.refused.count(func.name)) calls[func.name] = emulated_kernel_call(func);
+  }
+  for (const HandWrittenKernel& kernel : kernels.hand_written) {
+    if (emulate || program.refused.count(kernel.function)) continue;
+    calls[kernel.function] = [](void**) { internal_fail("a CUDA kernel called without a GPU"); };
   }
   return calls;
 }
@@ -204,7 +233,12 @@ runtime::ExecutionPlan plan_execution(const Graph& graph, const LoweredKernels& 
       step.kernel = it->second;
       step.function = call->first;
       step.call = call->second;
-      ++stats.compiled_kernels;
+      if (runs_hand_written(*node, target)) {
+        step.backend = kHandWritten;
+        ++stats.backend_kernels[step.backend];
+      } else {
+        ++stats.compiled_kernels;
+      }
     } else {
       step.kernel = kernel_name(*node);
       step.compiled = false;
@@ -291,12 +325,13 @@ std::unique_ptr<CompiledModel> finish_cuda_model(Graph graph, LoweredKernels ker
                                                  const CompileOptions& options,
                                                  CompileStats& stats, Clock::time_point start) {
   auto codegen_start = Clock::now();
-  CudaProgram program = generate_cuda_code(kernels.module, options.target, !options.emulate);
+  CudaProgram program = generate_cuda_code(kernels.module, kernels.hand_written, graph.opset,
+                                           options.target, !options.emulate);
   stats.codegen_ms = ms_since(codegen_start);
   std::unique_ptr<runtime::CudaDevice> gpu = options.emulate ? nullptr : open_gpu(program);
   runtime::ExecutionPlan plan =
-      plan_execution(graph, kernels, cuda_calls(kernels.module, program, gpu.get()), *partition,
-                     options.target, stats);
+      plan_execution(graph, kernels, cuda_calls(kernels, program, gpu.get(), options.emulate),
+                     *partition, options.target, stats);
   std::string cannot_run;
   if (!options.emulate && !gpu) {
     cannot_run = fmt::format("target {}: no CUDA driver (libcuda.so.1) on this machine, so the "

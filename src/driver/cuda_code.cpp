@@ -6,14 +6,88 @@
 #include "minic/codegen/cuda.h"
 #include "minic/ir/loop/c_syntax.h"
 #include "minic/ir/loop/interpreter.h"
+#include "minic/ops/op.h"
+#include "minic/backends/backend.h"
 #include "minic/support/error.h"
 
 #include <cstring>
+#include <set>
 
 namespace minic {
 
-CudaProgram generate_cuda_code(const loop::LoopModule& kernels, const Target& target,
-                               bool compile) {
+namespace {
+
+// The function of a node that runs its op's hand-written kernel: one launch, taking every
+// argument of the node's kernel and the launch rule's integers.
+codegen::CudaFunction hand_written_function(const HandWrittenKernel& kernel, int opset) {
+  const OpSchema& schema = *op_registry().find(kernel.node->op);
+  CudaKernelLaunch rule = schema.cuda->launch(NodeContext(*kernel.node, opset));
+  codegen::CudaFunction function;
+  function.name = kernel.function;
+  function.num_params = static_cast<int>(kernel_arguments(*kernel.node).size());
+  codegen::CudaLaunch launch;
+  launch.kernel = rule.kernel;
+  launch.grid = rule.grid;
+  launch.block = rule.block;
+  for (int a = 0; a < function.num_params; ++a) launch.args.push_back(a);
+  launch.scalars = rule.scalars;
+  function.launches.push_back(std::move(launch));
+  return function;
+}
+
+// Error naming `op` when its source does not compile alone, or its PTX has no entry for a
+// kernel its launches name.
+void check_hand_written_source(const std::string& op, const std::string& source,
+                               const std::set<std::string>& kernels, const Target& target) {
+  codegen::CudaBinary binary;
+  try {
+    binary = codegen::compile_cuda(std::string(codegen::cuda_prelude()) + source,
+                                   target.cuda().arch);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error& error) {
+    fail("custom op {}: its CUDA source does not compile: {}", op, error.what());
+  }
+  for (const std::string& kernel : kernels) {
+    if (binary.ptx.find(".entry " + kernel + "(") == std::string::npos) {
+      fail("custom op {}: its launch rule names kernel {}, which its CUDA source does not "
+           "define as an extern \"C\" __global__ function",
+           op, kernel);
+    }
+  }
+}
+
+// The hand-written kernels: each op's source once (checked alone first when it is to be
+// compiled), and each node's function.
+void add_hand_written(CudaProgram& program, const std::vector<HandWrittenKernel>& hand_written,
+                      int opset, const Target& target, bool compile) {
+  std::map<std::string, std::set<std::string>> kernels_of_op;
+  for (const HandWrittenKernel& kernel : hand_written) {
+    codegen::CudaFunction function;
+    try {
+      function = hand_written_function(kernel, opset);
+    } catch (const InternalError&) {
+      throw;
+    } catch (const Error& error) {
+      program.refused[kernel.function] = error.what();
+      continue;
+    }
+    kernels_of_op[kernel.node->op].insert(function.launches[0].kernel);
+    program.module.functions.push_back(std::move(function));
+  }
+  for (const auto& [op, kernels] : kernels_of_op) {
+    const std::string& source = op_registry().find(op)->cuda->source;
+    if (compile) check_hand_written_source(op, source, kernels, target);
+    program.module.source += fmt::format("\n// The hand-written kernels of custom op {}.\n{}\n",
+                                         op, source);
+  }
+}
+
+}  // namespace
+
+CudaProgram generate_cuda_code(const loop::LoopModule& kernels,
+                               const std::vector<HandWrittenKernel>& hand_written, int opset,
+                               const Target& target, bool compile) {
   CudaProgram program;
   program.module.source = std::string(codegen::cuda_prelude());
   for (const loop::PrimFunc& func : kernels.functions) {
@@ -28,6 +102,7 @@ CudaProgram generate_cuda_code(const loop::LoopModule& kernels, const Target& ta
       program.refused[func.name] = error.what();
     }
   }
+  add_hand_written(program, hand_written, opset, target, compile);
   if (compile) program.binary = codegen::compile_cuda(program.module.source, target.cuda().arch);
   return program;
 }
@@ -46,14 +121,17 @@ runtime::KernelCall gpu_kernel_call(runtime::CudaDevice& device,
   return [gpu, function, scratch, kernels](void** args) {
     for (size_t k = 0; k < function.launches.size(); ++k) {
       const codegen::CudaLaunch& launch = function.launches[k];
-      // cuLaunchKernel takes a pointer to each argument: here, to each buffer's address.
+      // cuLaunchKernel takes a pointer to each argument: here, to each buffer's address,
+      // then to each integer.
       std::vector<void*> values;
       for (int index : launch.args) {
         values.push_back(index < function.num_params ? args[index]
                                                      : scratch[index - function.num_params]);
       }
+      std::vector<int64_t> scalars = launch.scalars;
       std::vector<void*> params;
       for (void*& value : values) params.push_back(&value);
+      for (int64_t& scalar : scalars) params.push_back(&scalar);
       gpu->launch_kernel(kernels[k], launch.grid, launch.block, launch.dynamic_shared_bytes,
                          params.data());
     }

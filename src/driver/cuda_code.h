@@ -10,12 +10,23 @@
 
 namespace minic {
 
+// A node whose op brings its own CUDA kernel (OpSchema::cuda), and the name of its function
+// in the program.
+struct HandWrittenKernel {
+  const Node* node;
+  std::string function;
+};
+
 // The CUDA C of every kernel the back end takes, one program; with `compile`, its cubin
 // and PTX from NVRTC for the target's architecture. A kernel that emit_cuda refuses (an
 // element type without a CUDA type, a schedule it cannot launch) is named in
 // CudaProgram::refused with the reason, and its node runs its reference kernel.
-CudaProgram generate_cuda_code(const loop::LoopModule& kernels, const Target& target,
-                               bool compile);
+// The hand-written kernels join the program as given: each op's source once, and a
+// function per node with the one launch its op's launch rule gives (at `opset`). Error
+// naming the op when its source does not compile or lacks the kernel its launch names.
+CudaProgram generate_cuda_code(const loop::LoopModule& kernels,
+                               const std::vector<HandWrittenKernel>& hand_written, int opset,
+                               const Target& target, bool compile);
 
 // A KernelCall that enqueues `function`'s launches on `device`, whose loaded module holds
 // their kernels: `args` are the device addresses of the function's parameters; its scratch

@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -67,6 +68,9 @@ void check_schema(const OpSchema& schema, const OpRegistry& registry) {
   if (schema.fusion != FusionKind::opaque && !schema.compute) {
     fail("custom op '{}': fusion kind {} needs a compute rule (without one it is opaque)",
          name, fusion_kind_name(schema.fusion));
+  }
+  if (schema.cuda && (schema.cuda->source.empty() || !schema.cuda->launch)) {
+    fail("custom op '{}': its CUDA kernel needs a source and a launch rule", name);
   }
 }
 
@@ -131,6 +135,22 @@ RegisterCustomOp::RegisterCustomOp(OpSchema (*make)()) {
   } catch (const Error& error) {
     exit_with(error);
   }
+}
+
+CudaKernelSource elementwise_cuda_kernel(std::string source, std::string kernel, int block) {
+  if (block < 1 || block > 1024) fail("CUDA kernel {}: a block of {} threads", kernel, block);
+  CudaKernelSource cuda;
+  cuda.source = std::move(source);
+  cuda.launch = [kernel, block](const NodeContext& ctx) {
+    const int64_t n = ctx.node().outputs().at(0)->type.num_elements();
+    CudaKernelLaunch launch;
+    launch.kernel = kernel;
+    launch.grid[0] = std::max<int64_t>(1, (n + block - 1) / block);
+    launch.block[0] = block;
+    launch.scalars = {n};
+    return launch;
+  };
+  return cuda;
 }
 
 }  // namespace minic

@@ -6,14 +6,19 @@ com.example.FastGelu with the formulas of ONNX Runtime's com.microsoft.Gelu and 
 Each model here is written twice, once with each domain and otherwise byte for byte the
 same (weights from a fixed seed). ONNX Runtime runs the com.microsoft one; minic runs the
 com.example one with `--custom-ops` through the reference interpreter, compiled for this
-CPU, and with the GPU schedules on the loop interpreter (`--target cuda --emulate`). Every
-output must agree within |minic - ort| <= 1e-4 + 1e-4 |ort|. A model using a domain the
-plugin does not register must be refused naming the op. Exits 1 on a failure.
+CPU, with the GPU schedules on the loop interpreter (`--target cuda --emulate`: the custom
+ops run their reference kernels there), and on a GPU (`--target cuda`: the plugin's
+hand-written CUDA kernels run as given; skipped, saying so, where there is no CUDA
+driver). Every output must agree within |minic - ort| <= 1e-4 + 1e-4 |ort|. Each model
+also compiles ahead of time for the GPU (`minic compile --target cuda`, NVRTC needed, no
+GPU): its custom ops launch their own kernels. A model using a domain the plugin does not
+register must be refused naming the op. Exits 1 on a failure.
 
     custom_op_ort.py --minic BUILD/minic --ops BUILD/examples/custom_ops/libminic_gelu_ops.so
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +33,7 @@ BACKENDS = {
     "interp": ["--backend", "interp", "--passes", "default"],
     "llvm": ["--threads", "2"],
     "emulate": ["--target", "cuda", "--emulate"],
+    "cuda": ["--target", "cuda"],
 }
 
 
@@ -80,6 +86,28 @@ def run_minic(minic, ops, path, feeds, backend, folder):
     return subprocess.run(command, capture_output=True, text=True)
 
 
+def check_compiled_for_gpu(minic, ops, path, out):
+    """`minic compile --target cuda`: every custom op node launches the plugin's own
+    kernel (example_*), with its element count after its buffers. Returns the failures."""
+    folder = os.path.join(out, os.path.basename(path) + ".cuda")
+    result = subprocess.run([minic, "compile", path, "--custom-ops", ops, "--target", "cuda",
+                             "-o", folder], capture_output=True, text=True)
+    if result.returncode != 0:
+        print(f"  FAIL compile --target cuda: {result.stderr.strip()}")
+        return 1
+    with open(os.path.join(folder, "cuda_launches.json")) as f:
+        launches = [launch for function in json.load(f)["functions"]
+                    for launch in function["launches"]]
+    model = onnx.load(path)
+    ours = [launch for launch in launches if launch["kernel"].startswith("example_")]
+    custom = [node for node in model.graph.node if node.domain == "com.example"]
+    ok = len(ours) == len(custom) and all(launch["scalars"] for launch in ours)
+    kernels = sorted(launch["kernel"] for launch in ours)
+    print(f"  {'ok  ' if ok else 'FAIL'} compile --target cuda: {len(custom)} custom op "
+          f"node(s) launch {', '.join(kernels) or 'nothing'}")
+    return 0 if ok else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minic", required=True)
@@ -103,6 +131,9 @@ def main():
             folder = os.path.join(out, f"{builder.__name__}-{backend}")
             os.makedirs(folder, exist_ok=True)
             result = run_minic(args.minic, args.ops, ours, feeds, backend, folder)
+            if backend == "cuda" and "no CUDA driver" in result.stderr:
+                print(f"  skip {backend}: no CUDA driver here")
+                continue
             if result.returncode != 0:
                 print(f"  FAIL {backend}: minic exited with {result.returncode}: "
                       f"{result.stderr.strip()}")
@@ -115,6 +146,7 @@ def main():
                 print(f"  {'ok  ' if ok else 'FAIL'} {backend:8} output {k}: max |minic - ort| "
                       f"{error:.2e}")
                 failures += 0 if ok else 1
+        failures += check_compiled_for_gpu(args.minic, args.ops, ours, out)
     # Without the plugin the same model is refused, naming the ops it lacks.
     path = os.path.join(out, "mlp.example.onnx")
     result = subprocess.run([args.minic, "run", path], capture_output=True, text=True)

@@ -151,3 +151,36 @@ def test_the_gelu_plugin_matches_onnxruntime_contrib_ops(tmp_path, ort):
                                atol=1e-4)
     with pytest.raises(minic.Error, match="no such custom op library"):
         minic.load_custom_ops(tmp_path / "missing.so")
+
+
+SOFTSIGN_CUDA = """
+extern "C" __global__ void pytest_softsign_f32(const float* x, float* y, int64_t n) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] / (1.0f + fabsf(x[i]));
+}
+"""
+
+
+def test_an_op_with_a_hand_written_cuda_kernel(tmp_path):
+    minic.register_op("com.pytest.Softsign", kernel=lambda x: x / (1 + np.abs(x)),
+                      compute=lambda x: x / (1 + expr.abs(x)),
+                      cuda=(SOFTSIGN_CUDA, "pytest_softsign_f32", 128))
+    model = minic.load(matmul_then(tmp_path, "Softsign", "com.pytest"))
+    x = model.random_inputs(seed=7)["x"]
+    w = numpy_helper.to_array(onnx.load(model.path).graph.initializer[0])
+    expected = (x @ w) / (1 + np.abs(x @ w))
+    # On the CPU the op fuses into the MatMul; on a GPU it stays alone and runs its own
+    # kernel: emulated, its reference kernel.
+    assert minic.compile(model, threads=1).stats["kernels"] == 1
+    emulated = minic.compile(model, target="cuda", emulate=True)
+    assert emulated.stats["kernels"] == 2
+    assert emulated.stats["reference_ops"] == ["com.pytest.Softsign"]
+    assert "pytest_softsign_f32(const float* x" in emulated.cuda_source
+    np.testing.assert_allclose(emulated(x), expected, rtol=1e-4, atol=1e-5)
+    # Compiled by NVRTC, the node launches the kernel as given: on a GPU, where there is one.
+    compiled = minic.compile(model, target="cuda")
+    assert compiled.stats["backend_kernels"] == {"custom CUDA": 1}
+    try:
+        np.testing.assert_allclose(compiled(x), expected, rtol=1e-4, atol=1e-5)
+    except minic.Error as error:
+        assert "no CUDA driver" in str(error)

@@ -10,6 +10,7 @@
 #include "minic/ops/shape_inference.h"
 #include "minic/runtime/interpreter.h"
 
+#include "custom_op_test_util.h"
 #include "driver_test_util.h"
 #include "onnx_test_util.h"
 
@@ -22,29 +23,7 @@ using namespace minic;
 namespace {
 
 // com.test.Softsign: y = x / (1 + |x|), elementwise on f32.
-OpSchema softsign_schema() {
-  OpSchema schema;
-  schema.name = "com.test.Softsign";
-  schema.fusion = FusionKind::elementwise;
-  schema.shape_rule = [](const ShapeContext& ctx) {
-    if (ctx.input_type(0).dtype != DType::f32) ctx.fail("x must be f32");
-    return std::vector<TensorType>{ctx.input_type(0)};
-  };
-  schema.kernel = [](const KernelContext& ctx) {
-    Tensor y = ctx.make_output(0);
-    std::span<const float> x = ctx.input(0).values<float>();
-    for (size_t i = 0; i < x.size(); ++i) y.values<float>()[i] = x[i] / (1 + std::fabs(x[i]));
-    return single_output(std::move(y));
-  };
-  schema.compute = [](const ComputeContext& ctx) {
-    return std::vector<ComputeTensor>{
-        ctx.compute("softsign", ctx.output_type(0), [&](const Indices& i) {
-          loop::Expr x = ctx.input(0)(i);
-          return loop::Div::make(x, constant(DType::f32, 1) + call("fabs", {x}));
-        })};
-  };
-  return schema;
-}
+OpSchema softsign_schema() { return testing::softsign_schema("com.test.Softsign"); }
 
 // Registers com.test.Softsign once for the whole test program.
 void register_softsign() {

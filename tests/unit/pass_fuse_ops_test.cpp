@@ -21,6 +21,10 @@ using minic::testing::graph_from_text;
 
 namespace {
 
+// fuse-ops for a CPU target (on a CUDA target only ops with their own CUDA kernel differ:
+// ops_custom_op_test.cpp).
+void fuse_for_cpu(Graph& graph) { fuse_operators(graph, Target(CpuTarget{})); }
+
 std::vector<std::string> ops_of(const Graph& graph) {
   std::vector<std::string> ops;
   for (const Node* node : graph.nodes()) ops.push_back(node->op);
@@ -72,7 +76,7 @@ TEST_CASE("the post-dominator tree of a diamond and of a fork to the exit", "[fu
 
 TEST_CASE("Conv, the residual Add and Relu become one fused node", "[fuse_ops]") {
   Graph graph = graph_from_text(kResidualBlock);
-  check_pass_preserves_outputs(graph, fuse_operators);
+  check_pass_preserves_outputs(graph, fuse_for_cpu);
   REQUIRE(graph.num_nodes() == 1);
   const Node* fused = graph.nodes()[0];
   REQUIRE(fused->op == kFusedOp);
@@ -86,7 +90,7 @@ TEST_CASE("Conv, the residual Add and Relu become one fused node", "[fuse_ops]")
 
   // A second run changes nothing: a fused node is opaque.
   std::string once = print_graph(graph);
-  fuse_operators(graph);
+  fuse_for_cpu(graph);
   REQUIRE(print_graph(graph) == once);
 }
 
@@ -102,7 +106,7 @@ TEST_CASE("a BatchNormalization between Conv and Relu joins the group", "[fuse_o
     %y = Relu(%2)
     return %y
   })");
-  check_pass_preserves_outputs(graph, fuse_operators);
+  check_pass_preserves_outputs(graph, fuse_for_cpu);
   REQUIRE(graph.num_nodes() == 1);
   REQUIRE(ops_of(*graph.nodes()[0]->body) ==
           std::vector<std::string>{"Conv", "BatchNormalization", "Sum", "Relu"});
@@ -119,7 +123,7 @@ TEST_CASE("two anchors never share a group", "[fuse_ops]") {
     %y = Relu(%s)
     return %y
   })");
-  check_pass_preserves_outputs(graph, fuse_operators);
+  check_pass_preserves_outputs(graph, fuse_for_cpu);
   REQUIRE(ops_of(graph) == std::vector<std::string>{"Conv", "Fused"});
   REQUIRE(ops_of(*graph.nodes()[1]->body) == std::vector<std::string>{"Conv", "Add", "Relu"});
   REQUIRE(graph.nodes()[1]->body->nodes()[0]->output(0)->name() == "a");
@@ -138,7 +142,7 @@ TEST_CASE("a reduction takes its producers, not its consumers; opaque ops stay a
     %y = Relu(%4)
     return %y
   })");
-  check_pass_preserves_outputs(graph, fuse_operators);
+  check_pass_preserves_outputs(graph, fuse_for_cpu);
   REQUIRE(ops_of(graph) == std::vector<std::string>{"Fused", "Log", "Gather", "Relu"});
   const Node* reduction = graph.nodes()[0];
   REQUIRE(reduction->name == "neg_exp_reducesum");
@@ -155,7 +159,7 @@ TEST_CASE("values a group's nodes make for outside become its outputs", "[fuse_o
     %c = MatMul(%t, %a)
     return %a, %c
   })");
-  check_pass_preserves_outputs(graph, fuse_operators);
+  check_pass_preserves_outputs(graph, fuse_for_cpu);
   REQUIRE(ops_of(graph) == std::vector<std::string>{"Fused", "Transpose", "MatMul"});
   const Node* group = graph.nodes()[0];
   REQUIRE(ops_of(*group->body) == std::vector<std::string>{"Relu", "Split"});
@@ -242,7 +246,7 @@ TEST_CASE("fuse-ops keeps the outputs of random graphs, one anchor a group at mo
     INFO("seed " << seed << "\n" << text);
     Graph graph = graph_from_text(text);
     size_t nodes_before = graph.num_nodes();
-    check_pass_preserves_outputs(graph, fuse_operators, seed);
+    check_pass_preserves_outputs(graph, fuse_for_cpu, seed);
     size_t nodes_inside = 0;
     for (const Node* node : graph.nodes()) {
       if (!node->is_fused()) {
@@ -282,7 +286,7 @@ TEST_CASE("fuse-ops says once why a node stays out of its post-dominator's group
     INFO("seed " << seed << "\n" << text);
     Graph graph = graph_from_text(text);
     explain::Recorder recorder;
-    fuse_operators(graph);
+    fuse_for_cpu(graph);
     std::set<std::string> noted;
     for (const std::string& note : recorder.take()) {
       INFO(note);
@@ -307,7 +311,7 @@ TEST_CASE("fuse-ops on ResNet-50 and SqueezeNet", "[fuse_ops][models][heavy]") {
   SECTION("ResNet-50: each Conv with its BatchNormalization, Sum and Relu is one kernel") {
     Graph graph = import_onnx(dir + "light_resnet50.onnx");
     fold_constants(graph);
-    check_pass_preserves_outputs(graph, fuse_operators);
+    check_pass_preserves_outputs(graph, fuse_for_cpu);
     std::map<std::string, int> groups;
     for (const Node* node : fused_nodes(graph)) {
       ++groups[fmt::format("{}", fmt::join(ops_of(*node->body), ","))];
@@ -322,7 +326,7 @@ TEST_CASE("fuse-ops on ResNet-50 and SqueezeNet", "[fuse_ops][models][heavy]") {
     fold_constants(graph);
     fold_batchnorm(graph);
     fold_constants(graph);
-    check_pass_preserves_outputs(graph, fuse_operators);
+    check_pass_preserves_outputs(graph, fuse_for_cpu);
     int residual = 0;
     for (const Node* node : fused_nodes(graph)) {
       if (ops_of(*node->body) == std::vector<std::string>{"Conv", "Sum", "Relu"}) ++residual;
@@ -333,7 +337,7 @@ TEST_CASE("fuse-ops on ResNet-50 and SqueezeNet", "[fuse_ops][models][heavy]") {
   SECTION("SqueezeNet: each Conv takes its Relu; the last Concat its Dropout") {
     Graph graph = import_onnx(dir + "light_squeezenet.onnx");
     fold_constants(graph);
-    check_pass_preserves_outputs(graph, fuse_operators);
+    check_pass_preserves_outputs(graph, fuse_for_cpu);
     std::map<std::string, int> groups;
     for (const Node* node : fused_nodes(graph)) {
       ++groups[fmt::format("{}", fmt::join(ops_of(*node->body), ","))];

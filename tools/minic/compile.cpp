@@ -54,6 +54,9 @@ int run_compile(const CompileCommandOptions& options) {
                               ? fmt::format(" as {} function{}", stats.functions,
                                             stats.functions == 1 ? "" : "s")
                               : "";
+  for (const auto& [backend, count] : stats.backend_kernels) {
+    functions += fmt::format(", {} by {}", count, backend);
+  }
   fmt::print("compiled {} for {} in {:.0f} ms: {} kernels ({} compiled{}{}{})\n", options.model,
              compile_options.target.str(), ms, stats.kernels, stats.compiled_kernels, functions,
              stats.reference_ops.empty() ? "" : ", reference kernels for ",

@@ -41,13 +41,16 @@
 namespace minic::codegen {
 
 // One kernel launch: the kernel, its grid and thread block, its dynamic shared memory,
-// and which of the function's arguments it takes (indices: parameters, then scratch).
+// which of the function's arguments it takes (indices: parameters, then scratch), and the
+// integers it takes after them, each an int64_t (a custom op's hand-written kernel: its
+// element count; minic's own kernels take none).
 struct CudaLaunch {
   std::string kernel;
   std::array<int64_t, 3> grid = {1, 1, 1};
   std::array<int64_t, 3> block = {1, 1, 1};
   int64_t dynamic_shared_bytes = 0;
   std::vector<int> args;
+  std::vector<int64_t> scalars;
 };
 
 // A global buffer a function allocates between its launches: the host allocates it.

@@ -102,7 +102,8 @@ struct CompileStats {
   std::string records;       // the tuning database used (CompileOptions::records)
   int tuned_kernels = 0;     // compiled kernels scheduled by a record
   int failed_records = 0;    // records whose trace did not replay (default schedule used)
-  std::map<std::string, int> backend_kernels;  // steps run by each external back end
+  std::map<std::string, int> backend_kernels;  // steps run by each external back end, and
+                                               // by custom ops' CUDA ("custom CUDA")
 };
 
 class CompiledModel {

@@ -10,7 +10,12 @@
 //   - shape inference, the interpreter and a compiled model's reference steps use its
 //     shape rule and kernel;
 //   - with a compute rule and a fusion kind other than opaque, operator fusion groups it
-//     with its neighbours, and it is lowered, scheduled and compiled like a built-in op.
+//     with its neighbours, and it is lowered, scheduled and compiled like a built-in op;
+//   - with a hand-written CUDA kernel (OpSchema::cuda), a CUDA target runs that kernel as
+//     given: the node stays alone (fuse-ops leaves it out on a CUDA target), its source
+//     joins the model's CUDA program, and its launch follows the schema's launch rule.
+//     `--emulate` runs the node's reference kernel instead, on the host: the loop
+//     interpreter runs loop IR, not CUDA C.
 //
 // Three ways to register one:
 //   register_custom_op(schema);                  // from C++, before importing a model
@@ -50,6 +55,14 @@ bool is_custom_op(std::string_view op);
 // twice does nothing the second time. Error naming `path` if it does not load (dlerror's
 // reason: a missing file, a symbol of minic the plugin needs and this program lacks).
 void load_custom_op_library(const std::string& path);
+
+// The CUDA kernel of an elementwise op, for OpSchema::cuda: `kernel` of `source` is launched
+// with one thread per element of output 0, `block` threads a block, and takes the node's
+// buffers and then the element count n:
+//   extern "C" __global__ void gelu_f32(const float* x, float* y, int64_t n)
+// Error for a block outside 1..1024 threads.
+CudaKernelSource elementwise_cuda_kernel(std::string source, std::string kernel,
+                                         int block = 256);
 
 // What MINIC_REGISTER_CUSTOM_OP makes: an object that registers `make()`'s schema when it
 // is built, or, when that is before the registry is (a program's statics), as the registry

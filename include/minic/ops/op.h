@@ -14,6 +14,7 @@
 
 #include <fmt/ranges.h>
 
+#include <array>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -183,6 +184,26 @@ class ComputeContext;
 class ComputeTensor;
 using ComputeRule = std::function<std::vector<ComputeTensor>(const ComputeContext&)>;
 
+// A CUDA kernel written by hand for an op (custom ops: include/minic/ops/custom_op.h). On
+// a CUDA target a node of the op runs it as given, alone, instead of a kernel minic
+// generates from the compute rule. The launch of one node: which kernel of the source,
+// its grid and thread block, and the integers passed after the node's buffers (its
+// distinct inputs, then its outputs, as device pointers), each as an int64_t.
+struct CudaKernelLaunch {
+  std::string kernel;
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> block = {1, 1, 1};
+  std::vector<int64_t> scalars;
+};
+
+struct CudaKernelSource {
+  // CUDA C without #include (NVRTC compiles it beside minic's kernels): one or more
+  // `extern "C" __global__` functions. The program's prelude gives int64_t and friends.
+  std::string source;
+  // The launch for a node, from its types and attributes (NodeContext).
+  std::function<CudaKernelLaunch(const NodeContext&)> launch;
+};
+
 struct OpSchema {
   std::string name;
   int min_opset = 1;          // the oldest opset version whose form of the op is handled
@@ -198,6 +219,8 @@ struct OpSchema {
   // The attributes that hold graphs (If's then_branch and else_branch, Loop's body); the
   // importer refuses a graph in any other attribute.
   std::vector<std::string> graph_attributes = {};
+  // A hand-written CUDA kernel, run as given on a CUDA target (custom ops only).
+  std::optional<CudaKernelSource> cuda = {};
 };
 
 class OpRegistry {

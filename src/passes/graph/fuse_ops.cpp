@@ -169,9 +169,9 @@ void replace_by_fused_node(Graph& graph, const GroupParts& parts, const std::str
 
 }  // namespace
 
-void fuse_operators(Graph& graph) {
+void fuse_operators(Graph& graph, const Target& target) {
   std::vector<Node*> nodes = graph.nodes();
-  std::vector<int> group_of = find_fusion_groups(graph);
+  std::vector<int> group_of = find_fusion_groups(graph, target);
 
   // Collect each group's nodes, in graph order; order the groups by their first node.
   std::vector<std::vector<Node*>> groups;

@@ -37,10 +37,11 @@
 
 namespace minic {
 
-FusionKind node_fusion_kind(const Node& node) {
+FusionKind node_fusion_kind(const Node& node, const Target& target) {
   if (node.is_fused()) return FusionKind::opaque;
   const OpSchema* schema = op_registry().find(node.op);
-  return schema ? schema->fusion : FusionKind::opaque;
+  if (!schema || (schema->cuda && target.is_cuda())) return FusionKind::opaque;
+  return schema->fusion;
 }
 
 namespace {
@@ -77,10 +78,10 @@ struct Refusal {
 
 class Grouping {
  public:
-  explicit Grouping(const Graph& graph) : graph_(graph), nodes_(graph.nodes()) {
+  Grouping(const Graph& graph, const Target& target) : graph_(graph), nodes_(graph.nodes()) {
     exit_ = static_cast<int>(nodes_.size());
     for (int i = 0; i < exit_; ++i) index_[nodes_[i]] = i;
-    for (const Node* node : nodes_) kind_.push_back(node_fusion_kind(*node));
+    for (const Node* node : nodes_) kind_.push_back(node_fusion_kind(*node, target));
     for (int i = 0; i < exit_; ++i) edges_.push_back(edges_from(i));
     std::vector<std::vector<int>> successors;
     for (const std::vector<Edge>& edges : edges_) {
@@ -401,6 +402,8 @@ class Grouping {
 
 }  // namespace
 
-std::vector<int> find_fusion_groups(const Graph& graph) { return Grouping(graph).run(); }
+std::vector<int> find_fusion_groups(const Graph& graph, const Target& target) {
+  return Grouping(graph, target).run();
+}
 
 }  // namespace minic

@@ -9,15 +9,18 @@
 // one fused node (Node::body), printed as `%y = fused(...) @conv_add_relu { ... }`; its
 // inputs are the values the group reads from outside, constants included, and its outputs
 // the values used outside. The graph computes the same outputs under the same names.
+// On a CUDA target an op that brings its own CUDA kernel (a custom op's OpSchema::cuda)
+// stays alone, so that its kernel runs as given.
 // Rules and algorithm: src/passes/graph/fuse_ops.cpp.
 //
 // Chapter: docs/module2-graph-passes.md#6-operator-fusion-fuse-ops
 #pragma once
 
 #include "minic/ir/graph/graph.h"
+#include "minic/target/target.h"
 
 namespace minic {
 
-void fuse_operators(Graph& graph);
+void fuse_operators(Graph& graph, const Target& target);
 
 }  // namespace minic
