@@ -333,6 +333,7 @@ TEST_CASE("compiled casts convert as Tensor::cast: truncating, saturating, NaN t
       {DType::i64, DType::i8},  {DType::i64, DType::f32}, {DType::i64, DType::boolean},
       {DType::i32, DType::i64}, {DType::i32, DType::u64}, {DType::u32, DType::f32},
       {DType::boolean, DType::f32}, {DType::boolean, DType::i32}, {DType::f16, DType::bf16},
+      {DType::f64, DType::i32},     {DType::f32, DType::i16},
   };
   for (auto [from, to] : casts) {
     INFO("cast from " << dtype_name(from) << " to " << dtype_name(to));
@@ -346,6 +347,10 @@ TEST_CASE("compiled casts convert as Tensor::cast: truncating, saturating, NaN t
       args = float_arguments(DType::f32, rng, -300, 300);
       args[0].values<float>()[1] = 3e9f;
       args[0].values<float>()[2] = -1e20f;
+      // Around int32's ends: the largest float below 2^31, 2^31 itself, -2^31.
+      args[0].values<float>()[3] = 2147483520.0f;
+      args[0].values<float>()[4] = 2147483648.0f;
+      args[0].values<float>()[5] = -2147483648.0f;
     } else {
       args = integer_arguments(DType::i64, rng);
       args[0].values<int64_t>()[3] = 5000000000;  // does not fit 32 bits

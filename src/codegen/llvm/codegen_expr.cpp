@@ -8,8 +8,10 @@
 //     where the interpreter wraps (the interpreter reports x / 0; compiled code gives 0);
 //   - Min and Max of floats are llvm.minimum / llvm.maximum, which propagate NaN as the
 //     interpreter does; comparisons are ordered (false on NaN) except NE;
-//   - Cast from float to integer is llvm.fptosi.sat: truncating, saturating, NaN gives 0,
-//     exactly Tensor::cast's rule; anything to bool is `!= 0`;
+//   - Cast from float to integer is truncating, saturating, NaN gives 0, exactly
+//     Tensor::cast's rule: llvm.fptosi.sat / fptoui.sat, but to signed 8, 16 or 32 bits
+//     and unsigned 8 or 16 a clamp in floating point and an exact fptosi (vector code;
+//     LLVM expands the .sat intrinsics lane by lane on x86); anything to bool is `!= 0`;
 //   - Select with a scalar condition evaluates only the operand it picks when an operand
 //     loads memory (the select may guard an out-of-bounds load), as C's ?: does.
 // Buffer accesses (emit_address below): the indices are flattened through the buffer's
@@ -265,16 +267,22 @@ llvm::Value* CodeGen::emit_cast(const Cast* node) {
     if (dtype_size(from) == 2) {
       value = B.CreateFPExt(value, value_type({DType::f32, node->type.lanes}));
     }
-    if (dtype_size(to) < 4) {
-      // To 8 or 16 bits: NaN made 0 and the value clamped to the type's range in floating
-      // point, then an exact conversion through int32. The same values as fptoui.sat and
-      // fptosi.sat, which LLVM expands lane by lane with branches (on x86, even to int32);
-      // this stays vector code (a quantisation's final cast).
+    if (dtype_size(to) < 4 || to == DType::i32) {
+      // To 8, 16 or 32-bit signed: NaN made 0 and the value clamped to the type's range in
+      // floating point, then an exact conversion through int32. The same values as
+      // fptoui.sat and fptosi.sat, which LLVM expands lane by lane with branches on x86;
+      // this stays vector code (a quantisation's final cast, an exact float sum made
+      // int32). INT32_MAX has no float: the clamp stops at the largest float below 2^31,
+      // and a value at or above 2^31 is made INT32_MAX after the conversion.
       const bool is_signed = is_signed_int(to);
       const int bits = 8 * dtype_size(to);
+      llvm::Type* float_type = value->getType();
+      const bool is_f32 = float_type->getScalarType()->isFloatTy();
       double low = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0;
       double high = is_signed ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
-      llvm::Type* float_type = value->getType();
+      if (bits == 32 && is_f32) high = std::nextafter(std::ldexp(1.0f, 31), 0.0f);
+      llvm::Value* above =
+          B.CreateFCmpOGE(value, llvm::ConstantFP::get(float_type, std::ldexp(1.0, 31)));
       llvm::Value* is_nan = B.CreateFCmpUNO(value, value);
       value = B.CreateSelect(is_nan, llvm::ConstantFP::get(float_type, 0.0), value);
       value = B.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, value,
@@ -282,7 +290,8 @@ llvm::Value* CodeGen::emit_cast(const Cast* node) {
       value = B.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, value,
                                       llvm::ConstantFP::get(float_type, high));
       llvm::Value* wide = B.CreateFPToSI(value, value_type({DType::i32, node->type.lanes}));
-      return B.CreateTrunc(wide, type);
+      if (bits < 32) return B.CreateTrunc(wide, type);
+      return B.CreateSelect(above, llvm::ConstantInt::get(type, (int64_t{1} << 31) - 1), wide);
     }
     auto intrinsic = is_signed_int(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     return B.CreateIntrinsic(intrinsic, {type, value->getType()}, {value});
