@@ -68,11 +68,11 @@ bool is_zero(const ComputeContext& ctx, size_t index) {
 // q widened to int32 minus its zero point (input `zero_index`, left out where it is
 // absent or 0), at `at`.
 loop::Expr widened(const ComputeContext& ctx, const ComputeTensor& q, size_t zero_index,
-                   ParameterAxis axis, const Indices& at) {
-  loop::Expr value = cast(DType::i32, q(at));
+                   ParameterAxis axis, const Indices& at, DType type = DType::i32) {
+  loop::Expr value = cast(type, q(at));
   if (is_zero(ctx, zero_index)) return value;
   const ComputeTensor& zero = ctx.input(zero_index);
-  return value - cast(DType::i32, zero(parameter_indices(zero.shape(), at, axis)));
+  return value - cast(type, zero(parameter_indices(zero.shape(), at, axis)));
 }
 
 // The int32 word of four bytes, the first in the lowest bits; `byte(t)` gives byte t as a
@@ -186,7 +186,15 @@ std::optional<ComputeTensor> word_matmul_sum(const ComputeContext& ctx, size_t a
 }
 
 // The int32 sum of MatMulInteger and QLinearMatMul: A, B and their zero points are inputs
-// a, b, za and zb. In VNNI's form where it applies, else the textbook reduction.
+// a, b, za and zb. In VNNI's form where it applies, else the textbook reduction: in int32,
+// or, where K is at most kExactFloatK, in float32 and then converted. Each product of two
+// 8-bit values less their zero points is at most 255 * 255 in magnitude, so every partial
+// sum of at most 258 of them is an integer below 2^24, which float32 holds exactly: the
+// float sum is the int32 one, to the bit, and a CPU multiplies and adds floats (FMA) at
+// several times the rate of 32-bit integers (an attention's Q K^T, two activations, K the
+// head size 64).
+constexpr int64_t kExactFloatK = (int64_t{1} << 24) / (255 * 255);
+
 ComputeTensor integer_matmul_sum(const ComputeContext& ctx, size_t a_index, size_t b_index,
                                  size_t za_index, size_t zb_index) {
   if (std::optional<ComputeTensor> words = word_matmul_sum(ctx, a_index, b_index, za_index,
@@ -196,12 +204,16 @@ ComputeTensor integer_matmul_sum(const ComputeContext& ctx, size_t a_index, size
   const ComputeTensor& a = ctx.input(a_index);
   const ComputeTensor& b = ctx.input(b_index);
   MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
-  return ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output}, {s.k}, Reducer::sum,
-                    [&](const Indices& i, const Indices& k) {
+  const DType acc = s.k <= kExactFloatK ? DType::f32 : DType::i32;
+  ComputeTensor sum = ctx.reduce(stage_name(ctx) + "_sum", {acc, s.output}, {s.k},
+                                 Reducer::sum, [&](const Indices& i, const Indices& k) {
     MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
-    return widened(ctx, a, za_index, ParameterAxis::row, at.a) *
-           widened(ctx, b, zb_index, ParameterAxis::any, at.b);
+    return widened(ctx, a, za_index, ParameterAxis::row, at.a, acc) *
+           widened(ctx, b, zb_index, ParameterAxis::any, at.b, acc);
   });
+  if (acc == DType::i32) return sum;
+  return ctx.compute(stage_name(ctx) + "_exact", {DType::i32, s.output},
+                     [&](const Indices& i) { return cast(DType::i32, sum(i)); });
 }
 
 // Conv's rule in VNNI's form on X (input `x_index`, its zero point input `zx_index`) and W

@@ -6,6 +6,7 @@
 #include "lower_test_util.h"
 #include "ops_test_util.h"
 
+#include "minic/driver/compile.h"
 #include "minic/ir/graph/text.h"
 
 #include <random>
@@ -433,4 +434,39 @@ TEST_CASE("the compute rule of DynamicQuantizeLinear agrees with its kernel",
     })");
   infer_shapes(graph);
   testing::require_kernels_agree(graph);
+}
+
+TEST_CASE("MatMulInteger sums in float where that is exact: K up to 258, at the extremes",
+          "[ops][quantize][lower]") {
+  // Every product (0 - 255) * (0 - 255) = 65025 and every partial sum of up to 258 of them
+  // is below 2^24: float32 holds them exactly, so the float sum is the int32 one. At
+  // K = 259 the rule sums in int32. Compiled and interpreted, the results are the same.
+  for (int64_t k : {int64_t{64}, int64_t{258}, int64_t{259}}) {
+    INFO("K = " << k);
+    Graph graph = parse_graph(fmt::format(R"(
+      graph extremes(%a: u8[4,{0}], %b: u8[{0},16]) -> (%y: i32[4,16]) opset 21 {{
+        %za = const u8[] dense<[255]>
+        %zb = const u8[] dense<[255]>
+        %y = MatMulInteger(%a, %b, %za, %zb)
+        return %y
+      }})",
+                                          k));
+    infer_shapes(graph);
+    Tensor a(DType::u8, {4, k});
+    Tensor b(DType::u8, {k, 16});
+    // Row 0 all 0 (every product 65025), the others mixed; B all 0 but one column.
+    std::mt19937 rng(static_cast<unsigned>(k));
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      a.values<uint8_t>()[i] = i < k ? 0 : static_cast<uint8_t>(rng() % 256);
+    }
+    for (int64_t i = 0; i < b.num_elements(); ++i) {
+      b.values<uint8_t>()[i] = i % 16 == 15 ? static_cast<uint8_t>(rng() % 256) : 0;
+    }
+    std::vector<Tensor> expected = interpret(graph, {a, b});
+    CHECK(expected[0].values<int32_t>()[0] == 65025 * k);
+    CompileOptions options;
+    options.graph_passes = {};
+    std::vector<Tensor> actual = compile_model(std::move(*graph.clone()), options)->run({a, b});
+    CHECK(compare_tensors(actual[0], expected[0], {0, 0}).ok());
+  }
 }
