@@ -71,6 +71,7 @@ void register_loss_ops(OpRegistry& registry);                 // NegativeLogLike
 void register_quantize_ops(OpRegistry& registry);             // (De)QuantizeLinear, Dynamic...
 void register_quantized_linear_ops(OpRegistry& registry);     // MatMul/ConvInteger, QLinear*,
                                                               // minic.*IntegerWords
+void register_lookup_table_ops(OpRegistry& registry);         // minic.LookupTable
 
 // Sequence models
 void register_attention_ops(OpRegistry& registry);            // Attention
@@ -93,6 +94,7 @@ void add_waiting_custom_ops(OpRegistry& registry);
 
 namespace {
 
+// size: table (a call per op family, by group)
 OpRegistry build_registry() {
   OpRegistry registry;
   // Elementwise and broadcasting
@@ -152,9 +154,11 @@ OpRegistry build_registry() {
   register_topk_ops(registry);
   register_select_values_ops(registry);
   register_loss_ops(registry);
+
   // Quantisation
   register_quantize_ops(registry);
   register_quantized_linear_ops(registry);
+  register_lookup_table_ops(registry);
 
   // Sequence models
   register_attention_ops(registry);

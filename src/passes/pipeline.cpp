@@ -19,6 +19,7 @@ const std::vector<std::string>& default_pipeline() {
       "expand-recurrent",  // LSTM, GRU, RNN → projections and a Scan over their cell
       "fold-constants",    // ConstantOfShape, Shape of static shapes, shape arithmetic
       "simplify",          // rules that apply once shapes and constants are folded
+      "lookup-tables",     // 8-bit → 8-bit elementwise chains → a 256-entry table
       "cse",               // one node for each distinct computation
       "fold-batchnorm",    // BatchNormalization into the Conv/Gemm before it
       "fold-conv-affine",  // per-channel Mul/Add into the Conv before it
