@@ -63,6 +63,12 @@ bool is_quant_int(DType type) {
 loop::Expr saturate_to(DType type, const loop::Expr& value) {
   const QuantRange range = quant_range(type);
   const DType wide = value.type().dtype;
+  // A cast of a float to an 8- or 16-bit integer saturates to the type's range and sends
+  // NaN to 0 itself, which is what the clamp would do (min and max pass NaN on): where the
+  // range is the type's, the cast alone says it.
+  const bool whole_type = dtype_size(type) < 4 && (type == DType::u8 || type == DType::i8 ||
+                                                   type == DType::u16 || type == DType::i16);
+  if (is_float(wide) && whole_type) return cast(type, value);
   return cast(type, loop::min(loop::max(value, constant(wide, static_cast<double>(range.min))),
                               constant(wide, static_cast<double>(range.max))));
 }

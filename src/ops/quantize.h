@@ -42,7 +42,8 @@ inline int64_t round_and_saturate(double value, QuantRange range) {
 }
 
 // The same in loop IR for a float expression already rounded: `value` clamped to the
-// range of `type` (an 8- or 16-bit integer) and converted to it.
+// range of `type` (an 8- or 16-bit integer) and converted to it. For a float `value` and a
+// range that is the whole type's, the cast alone (it saturates, and sends NaN to 0).
 loop::Expr saturate_to(DType type, const loop::Expr& value);
 
 // `value` rounded to the precision of `type`: a float32, float16 or bfloat16 division or

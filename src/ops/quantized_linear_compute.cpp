@@ -204,14 +204,29 @@ ComputeTensor integer_matmul_sum(const ComputeContext& ctx, size_t a_index, size
   const ComputeTensor& a = ctx.input(a_index);
   const ComputeTensor& b = ctx.input(b_index);
   MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
-  const DType acc = s.k <= kExactFloatK ? DType::f32 : DType::i32;
-  ComputeTensor sum = ctx.reduce(stage_name(ctx) + "_sum", {acc, s.output}, {s.k},
+  if (s.k > kExactFloatK) {
+    return ctx.reduce(stage_name(ctx) + "_sum", {DType::i32, s.output}, {s.k}, Reducer::sum,
+                      [&](const Indices& i, const Indices& k) {
+      MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
+      return widened(ctx, a, za_index, ParameterAxis::row, at.a) *
+             widened(ctx, b, zb_index, ParameterAxis::any, at.b);
+    });
+  }
+  // The operands less their zero points as floats, each kept in a buffer: converted once,
+  // not once for every product they take part in.
+  auto as_float = [&](const ComputeTensor& q, size_t zero, ParameterAxis axis,
+                      const std::string& name) {
+    return ctx.keep(ctx.compute(name, {DType::f32, q.shape()}, [&](const Indices& i) {
+      return widened(ctx, q, zero, axis, i, DType::f32);
+    }));
+  };
+  ComputeTensor a_real = as_float(a, za_index, ParameterAxis::row, "a_real");
+  ComputeTensor b_real = as_float(b, zb_index, ParameterAxis::any, "b_real");
+  ComputeTensor sum = ctx.reduce(stage_name(ctx) + "_sum", {DType::f32, s.output}, {s.k},
                                  Reducer::sum, [&](const Indices& i, const Indices& k) {
     MatMulOperandIndices at = matmul_operand_indices(s, a.rank(), b.rank(), i, k[0]);
-    return widened(ctx, a, za_index, ParameterAxis::row, at.a, acc) *
-           widened(ctx, b, zb_index, ParameterAxis::any, at.b, acc);
+    return a_real(at.a) * b_real(at.b);
   });
-  if (acc == DType::i32) return sum;
   return ctx.compute(stage_name(ctx) + "_exact", {DType::i32, s.output},
                      [&](const Indices& i) { return cast(DType::i32, sum(i)); });
 }

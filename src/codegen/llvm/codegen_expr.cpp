@@ -285,10 +285,12 @@ llvm::Value* CodeGen::emit_cast(const Cast* node) {
           B.CreateFCmpOGE(value, llvm::ConstantFP::get(float_type, std::ldexp(1.0, 31)));
       llvm::Value* is_nan = B.CreateFCmpUNO(value, value);
       value = B.CreateSelect(is_nan, llvm::ConstantFP::get(float_type, 0.0), value);
-      value = B.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, value,
-                                      llvm::ConstantFP::get(float_type, low));
-      value = B.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, value,
-                                      llvm::ConstantFP::get(float_type, high));
+      // No NaN is left, so the clamps are plain compares and selects (one vmaxps and one
+      // vminps on x86, where maxnum and minnum would check for NaN again).
+      llvm::Value* low_value = llvm::ConstantFP::get(float_type, low);
+      llvm::Value* high_value = llvm::ConstantFP::get(float_type, high);
+      value = B.CreateSelect(B.CreateFCmpOLT(value, low_value), low_value, value);
+      value = B.CreateSelect(B.CreateFCmpOGT(value, high_value), high_value, value);
       llvm::Value* wide = B.CreateFPToSI(value, value_type({DType::i32, node->type.lanes}));
       if (bits < 32) return B.CreateTrunc(wide, type);
       return B.CreateSelect(above, llvm::ConstantInt::get(type, (int64_t{1} << 31) - 1), wide);
