@@ -132,7 +132,7 @@ Tensor chain_table(const Graph& graph, const Node& quantize, const Chain& chain)
   const DType root_type = chain.root->type.dtype;
   Shape row(chain.root->type.shape.size(), 1);
   row.back() = 256;
-  Value* input = table_graph.add_input("root", {root_type, row});
+  Value* input = table_graph.add_input(chain.root->name(), {root_type, row});
   std::unordered_map<const Value*, Value*> inner = {{chain.root, input}};
   for (const Node* node : graph.nodes()) {
     if (!chain.nodes.count(node)) continue;
