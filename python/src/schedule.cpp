@@ -33,16 +33,7 @@ namespace {
 // The one function of `text`, or the one named `name`.
 loop::PrimFunc parse_function(const std::string& text, const std::string& name) {
   loop::LoopModule module = loop::parse_loop_module(text, "<loop IR>");
-  if (name.empty()) {
-    if (module.functions.size() != 1) {
-      fail("the loop IR holds {} functions; name the one to schedule", module.functions.size());
-    }
-    return std::move(module.functions.front());
-  }
-  for (loop::PrimFunc& func : module.functions) {
-    if (func.name == name) return std::move(func);
-  }
-  fail("the loop IR has no function @{}", name);
+  return std::move(loop::select_function(module, name, "the loop IR"));
 }
 
 // A Python argument of a primitive as a trace argument: a TraceVar, an int, a list of ints

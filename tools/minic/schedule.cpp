@@ -65,23 +65,10 @@ struct ScheduleOptions {
   std::string output;
 };
 
-loop::PrimFunc& select_function(loop::LoopModule& module, const ScheduleOptions& options) {
-  if (options.func.empty()) {
-    if (module.functions.size() != 1) {
-      fail("{} holds {} functions; name the one to schedule with --func", options.input,
-           module.functions.size());
-    }
-    return module.functions.front();
-  }
-  for (loop::PrimFunc& func : module.functions) {
-    if (func.name == options.func) return func;
-  }
-  fail("{} has no function @{}", options.input, options.func);
-}
-
 // Replays the trace on the selected function; returns the trace as applied.
 schedule::Trace apply_trace(loop::LoopModule& module, const ScheduleOptions& options) {
-  loop::PrimFunc& func = select_function(module, options);
+  loop::PrimFunc& func =
+      loop::select_function(module, options.func, options.input, "with --func");
   if (options.default_schedule && !options.trace.empty()) {
     fail("--trace and --default each give the schedule: choose one");
   }

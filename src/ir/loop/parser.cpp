@@ -355,4 +355,19 @@ LoopModule parse_loop_module(const std::string& text, const std::string& source)
   return text::Parser(text, source).module();
 }
 
+PrimFunc& select_function(LoopModule& module, const std::string& name, const std::string& source,
+                          const std::string& how_to_name) {
+  if (name.empty()) {
+    if (module.functions.size() != 1) {
+      fail("{} holds {} functions; name the one to use{}", source, module.functions.size(),
+           how_to_name.empty() ? "" : " " + how_to_name);
+    }
+    return module.functions.front();
+  }
+  for (PrimFunc& func : module.functions) {
+    if (func.name == name) return func;
+  }
+  fail("{} has no function @{}", source, name);
+}
+
 }  // namespace minic::loop

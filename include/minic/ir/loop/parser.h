@@ -25,4 +25,10 @@ namespace minic::loop {
 // position being that of the offending statement or operator.
 LoopModule parse_loop_module(const std::string& text, const std::string& source);
 
+// The function of `module` named `name`, or its only one where `name` is empty: what a
+// tool schedules or runs. Error naming `source` where there is no such function, or
+// several and no name (`how_to_name` then says how to give one: "with --func").
+PrimFunc& select_function(LoopModule& module, const std::string& name, const std::string& source,
+                          const std::string& how_to_name = "");
+
 }  // namespace minic::loop
