@@ -16,6 +16,7 @@ const std::vector<std::string>& default_pipeline() {
   static const std::vector<std::string> pipeline = {
       "simplify",          // Identity, inference Dropout, x*1, x+0, Reshape∘Reshape, ...
       "qdq-to-integer",    // Conv/MatMul on dequantised int8 → the integer op, then DQ
+      "cancel-qdq",        // Reshape/Transpose on the integers; Q(DQ(q)) → q
       "expand-recurrent",  // LSTM, GRU, RNN → projections and a Scan over their cell
       "fold-constants",    // ConstantOfShape, Shape of static shapes, shape arithmetic
       "simplify",          // rules that apply once shapes and constants are folded

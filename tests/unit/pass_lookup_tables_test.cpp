@@ -5,6 +5,7 @@
 // the chain that another node reads stays. Course module 7.
 #include "driver_test_util.h"
 #include "pass_test_util.h"
+#include "quant_test_util.h"
 
 #include "minic/passes/graph/lookup_tables.h"
 
@@ -44,24 +45,6 @@ graph gelu(%a: {0}[3,256]) -> (%g: {0}[3,256]{2}) opset 17 {{
 }
 
 // Every value of the 8-bit type `dtype`, three times over, in a [3, 256] tensor.
-Tensor every_value(DType dtype) {
-  Tensor values(dtype, {3, 256});
-  for (int64_t i = 0; i < values.num_elements(); ++i) {
-    if (dtype == DType::i8) values.values<int8_t>()[i] = static_cast<int8_t>(i % 256 - 128);
-    else values.values<uint8_t>()[i] = static_cast<uint8_t>((i * 7) % 256);
-  }
-  return values;
-}
-
-void check_same(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected) {
-  REQUIRE(actual.size() == expected.size());
-  for (size_t k = 0; k < actual.size(); ++k) {
-    TensorComparison comparison = compare_tensors(actual[k], expected[k], {0, 0});
-    INFO("output " << k << ": " << describe(comparison));
-    CHECK(comparison.ok());
-  }
-}
-
 }  // namespace
 
 TEST_CASE("lookup-tables: a quantised GELU on every 8-bit value is its table, to the bit",
@@ -71,18 +54,18 @@ TEST_CASE("lookup-tables: a quantised GELU on every 8-bit value is its table, to
       INFO(type << (share ? ", %x read outside the chain" : ""));
       const std::string text = gelu_chain(type, zero, share);
       Graph graph = graph_from_text(text);
-      const std::vector<Tensor> inputs = {every_value(dtype)};
+      const std::vector<Tensor> inputs = {testing::every_8bit_value(dtype, {3, 256}, 7)};
       const std::vector<Tensor> before = interpret(graph, inputs);
       lookup_tables(graph);
       verify_graph(graph);
       CHECK(count_op(graph, "minic.LookupTable") == 1);
       CHECK(count_op(graph, "Erf") == 0);
       CHECK(count_op(graph, "DequantizeLinear") == (share ? 1 : 0));
-      check_same(interpret(graph, inputs), before);
+      testing::check_same_bits(interpret(graph, inputs), before);
       // Compiled (the default pipeline, this CPU): the lookup fused where %a is read.
       std::unique_ptr<CompiledModel> model = compile_model(graph_from_text(text));
       CHECK(model->stats().compiled_kernels == model->stats().kernels);
-      check_same(model->run(inputs), before);
+      testing::check_same_bits(model->run(inputs), before);
     }
   }
 }
