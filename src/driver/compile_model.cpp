@@ -13,6 +13,7 @@
 #include "minic/autotune/task.h"
 #include "minic/codegen/llvm.h"
 #include "minic/lower/lower.h"
+#include "minic/ops/custom_op.h"
 #include "minic/passes/pass_manager.h"
 #include "minic/runtime/cuda_driver.h"
 #include "minic/runtime/device.h"
@@ -51,13 +52,6 @@ struct LoweredKernels {
 // kernel (as they name an external back end).
 constexpr const char* kHandWritten = "custom CUDA";
 
-// True for a node that runs its op's hand-written CUDA kernel on `target` (OpSchema::cuda).
-bool runs_hand_written(const Node& node, const Target& target) {
-  if (!target.is_cuda() || node.is_fused()) return false;
-  const OpSchema* schema = op_registry().find(node.op);
-  return schema && schema->cuda;
-}
-
 // Step 2: lower every node (lower_graph). A node it skips -- an op without a compute rule,
 // or a form of one that its rule does not cover (MaxPool's Indices output, a storage-only
 // type: NoComputeRule) -- runs its reference kernel; every other node has the kernel
@@ -70,7 +64,7 @@ LoweredKernels lower_kernels(const Graph& graph, const Target& target,
   std::set<const Node*> external;
   for (const auto& [node, backend] : partition.claimed) external.insert(node);
   for (const Node* node : graph.nodes()) {
-    if (!runs_hand_written(*node, target) || external.count(node)) continue;
+    if (!runs_own_cuda_kernel(*node, target) || external.count(node)) continue;
     external.insert(node);
     const std::string name = kernel_name(*node);
     kernels.kernel_of[node] = name;
@@ -233,7 +227,7 @@ runtime::ExecutionPlan plan_execution(const Graph& graph, const LoweredKernels& 
       step.kernel = it->second;
       step.function = call->first;
       step.call = call->second;
-      if (runs_hand_written(*node, target)) {
+      if (runs_own_cuda_kernel(*node, target)) {
         step.backend = kHandWritten;
         ++stats.backend_kernels[step.backend];
       } else {

@@ -137,6 +137,12 @@ RegisterCustomOp::RegisterCustomOp(OpSchema (*make)()) {
   }
 }
 
+bool runs_own_cuda_kernel(const Node& node, const Target& target) {
+  if (!target.is_cuda() || node.is_fused()) return false;
+  const OpSchema* schema = op_registry().find(node.op);
+  return schema && schema->cuda;
+}
+
 CudaKernelSource elementwise_cuda_kernel(std::string source, std::string kernel, int block) {
   if (block < 1 || block > 1024) fail("CUDA kernel {}: a block of {} threads", kernel, block);
   CudaKernelSource cuda;

@@ -34,6 +34,7 @@
 #pragma once
 
 #include "minic/ops/op.h"
+#include "minic/target/target.h"
 
 #include <string>
 #include <string_view>
@@ -63,6 +64,11 @@ void load_custom_op_library(const std::string& path);
 // Error for a block outside 1..1024 threads.
 CudaKernelSource elementwise_cuda_kernel(std::string source, std::string kernel,
                                          int block = 256);
+
+// True for a node that runs its op's hand-written CUDA kernel on `target`: a CUDA target,
+// and an op (not a fused node) whose schema has one. fuse-ops keeps such a node alone, and
+// the driver launches its kernel.
+bool runs_own_cuda_kernel(const Node& node, const Target& target);
 
 // What MINIC_REGISTER_CUSTOM_OP makes: an object that registers `make()`'s schema when it
 // is built, or, when that is before the registry is (a program's statics), as the registry

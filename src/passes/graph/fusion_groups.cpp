@@ -27,6 +27,7 @@
 
 #include "dominators.h"
 
+#include "minic/ops/custom_op.h"
 #include "minic/support/error.h"
 #include "minic/support/explain.h"
 
@@ -38,10 +39,9 @@
 namespace minic {
 
 FusionKind node_fusion_kind(const Node& node, const Target& target) {
-  if (node.is_fused()) return FusionKind::opaque;
+  if (node.is_fused() || runs_own_cuda_kernel(node, target)) return FusionKind::opaque;
   const OpSchema* schema = op_registry().find(node.op);
-  if (!schema || (schema->cuda && target.is_cuda())) return FusionKind::opaque;
-  return schema->fusion;
+  return schema ? schema->fusion : FusionKind::opaque;
 }
 
 namespace {
