@@ -35,33 +35,14 @@ codegen::CudaFunction hand_written_function(const HandWrittenKernel& kernel, int
   return function;
 }
 
-// Error naming `op` when its source does not compile alone, or its PTX has no entry for a
-// kernel its launches name.
-void check_hand_written_source(const std::string& op, const std::string& source,
-                               const std::set<std::string>& kernels, const Target& target) {
-  codegen::CudaBinary binary;
-  try {
-    binary = codegen::compile_cuda(std::string(codegen::cuda_prelude()) + source,
-                                   target.cuda().arch);
-  } catch (const InternalError&) {
-    throw;
-  } catch (const Error& error) {
-    fail("custom op {}: its CUDA source does not compile: {}", op, error.what());
-  }
-  for (const std::string& kernel : kernels) {
-    if (binary.ptx.find(".entry " + kernel + "(") == std::string::npos) {
-      fail("custom op {}: its launch rule names kernel {}, which its CUDA source does not "
-           "define as an extern \"C\" __global__ function",
-           op, kernel);
-    }
-  }
-}
+// The kernels each custom op's launches name, by op.
+using KernelsOfOp = std::map<std::string, std::set<std::string>>;
 
-// The hand-written kernels: each op's source once (checked alone first when it is to be
-// compiled), and each node's function.
-void add_hand_written(CudaProgram& program, const std::vector<HandWrittenKernel>& hand_written,
-                      int opset, const Target& target, bool compile) {
-  std::map<std::string, std::set<std::string>> kernels_of_op;
+// The hand-written kernels: each node's function, and each op's source once. Returns the
+// kernels each op's launches name.
+KernelsOfOp add_hand_written(CudaProgram& program,
+                             const std::vector<HandWrittenKernel>& hand_written, int opset) {
+  KernelsOfOp kernels_of_op;
   for (const HandWrittenKernel& kernel : hand_written) {
     codegen::CudaFunction function;
     try {
@@ -76,11 +57,47 @@ void add_hand_written(CudaProgram& program, const std::vector<HandWrittenKernel>
     program.module.functions.push_back(std::move(function));
   }
   for (const auto& [op, kernels] : kernels_of_op) {
-    const std::string& source = op_registry().find(op)->cuda->source;
-    if (compile) check_hand_written_source(op, source, kernels, target);
     program.module.source += fmt::format("\n// The hand-written kernels of custom op {}.\n{}\n",
-                                         op, source);
+                                         op, op_registry().find(op)->cuda->source);
   }
+  return kernels_of_op;
+}
+
+// NVRTC's binary of the whole program. The errors a custom op's source causes name the op:
+// where the program does not compile, each op's source is compiled alone to find the one
+// at fault; where its PTX has no entry for a kernel an op's launch names, that op.
+codegen::CudaBinary compile_program(const std::string& source, const KernelsOfOp& kernels_of_op,
+                                    const Target& target) {
+  const std::string& arch = target.cuda().arch;
+  codegen::CudaBinary binary;
+  try {
+    binary = codegen::compile_cuda(source, arch);
+  } catch (const InternalError&) {
+    throw;
+  } catch (const Error&) {
+    for (const auto& [op, kernels] : kernels_of_op) {
+      try {
+        codegen::compile_cuda(std::string(codegen::cuda_prelude()) +
+                                  op_registry().find(op)->cuda->source,
+                              arch);
+      } catch (const InternalError&) {
+        throw;
+      } catch (const Error& error) {
+        fail("custom op {}: its CUDA source does not compile: {}", op, error.what());
+      }
+    }
+    throw;
+  }
+  for (const auto& [op, kernels] : kernels_of_op) {
+    for (const std::string& kernel : kernels) {
+      if (binary.ptx.find(".entry " + kernel + "(") == std::string::npos) {
+        fail("custom op {}: its launch rule names kernel {}, which its CUDA source does not "
+             "define as an extern \"C\" __global__ function",
+             op, kernel);
+      }
+    }
+  }
+  return binary;
 }
 
 }  // namespace
@@ -102,8 +119,8 @@ CudaProgram generate_cuda_code(const loop::LoopModule& kernels,
       program.refused[func.name] = error.what();
     }
   }
-  add_hand_written(program, hand_written, opset, target, compile);
-  if (compile) program.binary = codegen::compile_cuda(program.module.source, target.cuda().arch);
+  const KernelsOfOp kernels_of_op = add_hand_written(program, hand_written, opset);
+  if (compile) program.binary = compile_program(program.module.source, kernels_of_op, target);
   return program;
 }
 
