@@ -33,11 +33,6 @@ namespace minic {
 
 namespace {
 
-// A constant of one element.
-bool is_scalar_constant(const Value* value) {
-  return value && value->is_constant() && value->type.num_elements() == 1;
-}
-
 // True for a DequantizeLinear of 8-bit integers with one constant scale (a normal float)
 // and one constant zero point, or none.
 bool is_per_tensor_dequantize(const Node& node) {
@@ -45,8 +40,8 @@ bool is_per_tensor_dequantize(const Node& node) {
   const DType dtype = node.input(0)->type.dtype;
   const Value* scale = node.input(1);
   const Value* zero = node.input(2);
-  if ((dtype != DType::u8 && dtype != DType::i8) || !is_scalar_constant(scale) ||
-      (zero && !is_scalar_constant(zero))) {
+  if ((dtype != DType::u8 && dtype != DType::i8) || !edit::is_scalar_constant(scale) ||
+      (zero && !edit::is_scalar_constant(zero))) {
     return false;
   }
   const double s = scale->constant->as_double(0);

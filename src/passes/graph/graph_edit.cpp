@@ -59,6 +59,10 @@ void erase_if_dead(Graph& graph, Node* node) {
   }
 }
 
+bool is_scalar_constant(const Value* value) {
+  return value && value->is_constant() && value->type.num_elements() == 1;
+}
+
 std::optional<double> splat_value(const Value* value) {
   if (value == nullptr || !value->is_constant()) return std::nullopt;
   const Tensor& data = *value->constant;

@@ -43,6 +43,9 @@ void replace_node(Graph& graph, Node* node, Value* output, Value* replacement,
 // that this leaves unused. Constants left unused stay until remove_unused_values.
 void erase_if_dead(Graph& graph, Node* node);
 
+// True for a constant of one element (a scale, a zero point, a scalar operand).
+bool is_scalar_constant(const Value* value);
+
 // The one number every element of a constant equals (a scalar, a one-element tensor or a
 // splat), as a double; nullopt for a non-constant, an empty constant, or differing elements.
 std::optional<double> splat_value(const Value* value);

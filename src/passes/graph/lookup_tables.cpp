@@ -56,10 +56,6 @@ bool is_8bit(const Value* value) {
   return value->type.dtype == DType::u8 || value->type.dtype == DType::i8;
 }
 
-bool is_scalar_constant(const Value* value) {
-  return value->is_constant() && value->type.num_elements() == 1;
-}
-
 // True for a node that may be in a chain: elementwise, one result.
 bool chainable(const Node& node) {
   if (node.is_fused() || node.outputs().size() != 1 || is_custom_op(node.op)) return false;
@@ -77,7 +73,7 @@ struct Chain {
 // Extends `chain` by what `value` is computed from; false if it is no function of the
 // chain's root alone (see the top of this file).
 bool trace(Value* value, const Shape& shape, Chain& chain) {
-  if (is_scalar_constant(value) || value == chain.root) return true;
+  if (edit::is_scalar_constant(value) || value == chain.root) return true;
   if (value->type.shape != shape) return false;
   const Node* node = value->producer();
   if (node && chain.nodes.count(node)) return true;
