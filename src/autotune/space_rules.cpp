@@ -164,8 +164,10 @@ std::optional<BlockSpace> blocked_conv_space(Schedule& sch, const BlockRef& bloc
 
 // The vector knob: no split, or one, two or four vectors (16, 32, 64 lanes with AVX-512).
 // One vector also where the extent is not a multiple of it (the last one shorter).
-BlockSpace elementwise_space(Schedule& sch, const std::string& name, const LoopRoles& roles,
-                             const Target& target) {
+// transposed (only where the block reads across its nest, transposed_read): with one
+// vector, the transposed copy rule (1, the default's) or the elementwise one (0).
+BlockSpace elementwise_space(Schedule& sch, const BlockRef& block, const std::string& name,
+                             const LoopRoles& roles, const Target& target) {
   if (roles.spatial.empty()) return {};
   int64_t extent = schedule::extent_of(sch, roles.spatial.back());
   const int64_t lanes = schedule::vector_lanes(target);
@@ -181,7 +183,14 @@ BlockSpace elementwise_space(Schedule& sch, const std::string& name, const LoopR
   BlockSpace space;
   add_knob(space, name, "vector", vectors, {vector});
   add_knob(space, name, "parallel", yes_no(enough_work), {enough_work ? 1 : 0});
-  schedule::schedule_elementwise(sch, roles, vector, enough_work);
+  std::optional<schedule::TransposedRead> read =
+      vector == lanes ? schedule::transposed_read(sch, block, roles, lanes) : std::nullopt;
+  if (read) {
+    add_knob(space, name, "transposed", yes_no(true), {1});
+    schedule::schedule_transposed_copy(sch, roles, *read, lanes, enough_work);
+  } else {
+    schedule::schedule_elementwise(sch, roles, vector, enough_work);
+  }
   return space;
 }
 
@@ -197,7 +206,7 @@ BlockSpace block_space(Schedule& sch, const std::string& name, const Target& tar
     std::optional<BlockSpace> space = blocked_conv_space(attempt, block, name, roles, target);
     if (!space) space = gemm_space(attempt, block, name, roles, target);
     if (!space) {
-      space = roles.reduce.empty() ? elementwise_space(attempt, name, roles, target)
+      space = roles.reduce.empty() ? elementwise_space(attempt, block, name, roles, target)
                                    : reduction_space(attempt, block, name, roles, target);
     }
     // The registered knobs, offered the block as its rule left it. Their defaults change
@@ -243,7 +252,17 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
     } else if (has_knob(point, name, "vector")) {
       int64_t vector = value_of(point, name, "vector").at(0);
       bool parallel = value_of(point, name, "parallel").at(0) == 1;
-      schedule::schedule_elementwise(attempt, roles, vector, parallel);
+      const int64_t lanes = schedule::vector_lanes(target);
+      std::optional<schedule::TransposedRead> read;
+      if (has_knob(point, name, "transposed") && value_of(point, name, "transposed").at(0) == 1 &&
+          vector == lanes) {
+        read = schedule::transposed_read(attempt, block, roles, lanes);
+      }
+      if (read) {
+        schedule::schedule_transposed_copy(attempt, roles, *read, lanes, parallel);
+      } else {
+        schedule::schedule_elementwise(attempt, roles, vector, parallel);
+      }
     } else {
       return;
     }

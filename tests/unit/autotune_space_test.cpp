@@ -124,6 +124,8 @@ graph probabilities(%x: f32[32,512]) -> (%y: f32[32,512]) opset 17 {
 }
 
 // A fused elementwise chain over 128 x 128.
+loop::PrimFunc from_blocks_kernel() { return parse_func(schedule::test::kFromBlocksKernel); }
+
 loop::PrimFunc chain_kernel() {
   return lowered(R"(
 graph chain(%x: f32[128,128], %bias: f32[128]) -> (%y: f32[128,128]) opset 17 {
@@ -325,6 +327,7 @@ TEST_CASE("the default schedule is a point of the space", "[autotune_space]") {
   SECTION("elementwise blocks of the schedule tests") {
     check_default_point(parse_func(schedule::test::kElementwiseKernel), true);
   }
+  SECTION("a transposed copy") { check_default_point(from_blocks_kernel(), true); }
 }
 
 TEST_CASE("each block of a kernel gets the knobs of its kind", "[autotune_space]") {
@@ -385,6 +388,11 @@ TEST_CASE("each block of a kernel gets the knobs of its kind", "[autotune_space]
     CHECK(knob.choices == std::vector<std::vector<int64_t>>{{1}, {16}, {32}, {64}});
   }
   CHECK(found_vector_knob);
+  // A copy that reads across its nest: the transposed copy rule (the default) or not.
+  SearchSpace from_blocks(from_blocks_kernel(), testing::avx512());
+  CHECK(knob_named(from_blocks, "Y.transposed").choices ==
+        std::vector<std::vector<int64_t>>{{0}, {1}});
+  CHECK(from_blocks.default_point().at("Y.transposed") == std::vector<int64_t>{1});
 }
 
 TEST_CASE("random points replay, compute the same and stay in the space", "[autotune_space]") {
@@ -396,6 +404,7 @@ TEST_CASE("random points replay, compute the same and stay in the space", "[auto
   }
   SECTION("softmax") { CHECK(check_random_points(softmax_kernel(), false) > 0); }
   SECTION("elementwise chain") { CHECK(check_random_points(chain_kernel(), true) > 0); }
+  SECTION("a transposed copy") { CHECK(check_random_points(from_blocks_kernel(), true) > 0); }
 }
 
 TEST_CASE("every knob value of a GEMM gives a tiled kernel", "[autotune_space]") {

@@ -1,5 +1,5 @@
 // Hand-written loop IR kernels that the schedule tests transform: a GEMM, a convolution, a
-// row reduction, a softmax and an elementwise chain, each as .mloop text. Course module 4.
+// row reduction, a softmax, an elementwise chain and a layout change, each as .mloop text. Course module 4.
 //
 // Shared by the schedule tests (the randomised differential test runs every kernel of
 // kScheduleKernels); new kernels are appended. Every kernel is small enough for the
@@ -154,12 +154,31 @@ struct ScheduleKernel {
   bool exact;
 };
 
+// A layout change out of blocks of 16 channels (minic.FromNchwc): the input is read in
+// memory order along the channels' lanes, floormod(c, 16), not along the innermost loop.
+inline const char* const kFromBlocksKernel = R"(func @from_blocks(X: f32[1,2,4,20,16], Y: f32[1,32,4,20]) {
+  for n in 0..1 {
+    for c in 0..32 {
+      for h in 0..4 {
+        for w in 0..20 {
+          block Y(vn = spatial(1) n, vc = spatial(32) c, vh = spatial(4) h, vw = spatial(20) w) {
+            reads(X[vn, floordiv(vc, 16), vh, vw, floormod(vc, 16)]) writes(Y[vn, vc, vh, vw])
+            Y[vn, vc, vh, vw] = X[vn, floordiv(vc, 16), vh, vw, floormod(vc, 16)]
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
 inline const std::vector<ScheduleKernel> kScheduleKernels = {
     {"gemm", kGemmKernel, true},
     {"conv2d", kConv2dKernel, true},
     {"row_sum", kRowSumKernel, true},
     {"softmax", kSoftmaxKernel, false},
     {"chain", kElementwiseKernel, true},
+    {"from_blocks", kFromBlocksKernel, true},
 };
 
 }  // namespace minic::schedule::test

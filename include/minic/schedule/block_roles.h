@@ -190,6 +190,26 @@ void schedule_blocked_conv(Schedule& sch, const BlockRef& block, const LoopRoles
 std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block,
                                         const std::vector<LoopRef>& loops);
 
+// A copy that reads across its nest (a transpose, a layout change out of blocks): the
+// block's largest input is read in memory order (its last index) by a spatial loop other
+// than the innermost, alone or as floormod(v, b) (the lane of a blocked layout, b lanes):
+// that loop and the tile its reads share a cache line over (b, or one vector).
+// nullopt where the block is not such a copy, or its loops are too short to tile.
+struct TransposedRead {
+  LoopRef loop;      // the loop that reads the input in memory order
+  int64_t tile = 0;  // how many of its iterations go inside the vector loop
+};
+std::optional<TransposedRead> transposed_read(Schedule& sch, const BlockRef& block,
+                                              const LoopRoles& roles, int64_t vector);
+
+// The transposed copy rule: `read`'s loop split by its tile and the innermost loop by
+// `vector` lanes, the two inner parts innermost (the vector loop last, vectorised), so
+// that the lines a vector gathers from are read again, from L1, by the next iterations of
+// the tile, where in the elementwise rule's order each is read once per vector; with
+// `parallel`, the outer loops parallelised.
+void schedule_transposed_copy(Schedule& sch, const LoopRoles& roles, const TransposedRead& read,
+                              int64_t vector, bool parallel);
+
 // True when a rule applied to an earlier block took block `name`: folded it into its own
 // (the blocked convolution rule's epilogue in the tile form) or moved it into its loop
 // nest (the epilogue of the plane form: a loop above it is no longer serial). The default

@@ -4,7 +4,6 @@
 #include "minic/schedule/block_roles.h"
 
 #include "../loop_tree.h"
-#include "minic/ir/loop/access.h"
 #include "minic/ir/loop/analysis.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
@@ -371,40 +370,6 @@ void fold_epilogue(Schedule& sch, const BlockRef& copy) {
   } catch (const Error&) {
     // The epilogue stays a loop nest of its own.
   }
-}
-
-std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block_ref,
-                                        const std::vector<LoopRef>& loops) {
-  const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
-  const loop::BufferRegion* largest = nullptr;
-  int64_t largest_size = 0;
-  for (const loop::BufferRegion& read : block.reads) {
-    int64_t size = 1;
-    for (int64_t extent : read.buffer->shape) size *= extent;
-    if (size > largest_size) {
-      largest = &read;
-      largest_size = size;
-    }
-  }
-  if (!largest || largest->region.empty()) return std::nullopt;
-  // The last index of a load of that buffer, as the block reads it.
-  std::optional<loop::Expr> last;
-  for (const loop::Access& access : loop::collect_accesses(block)) {
-    if (access.kind == loop::AccessKind::load && access.buffer == largest->buffer &&
-        !access.indices.empty()) {
-      last = access.indices.back();
-    }
-  }
-  const loop::Var* var = last ? last->as<loop::Var>() : nullptr;
-  if (!var) return std::nullopt;
-  for (const loop::IterVar& iter : block.iter_vars) {
-    if (iter.var.as<loop::Var>() != var) continue;
-    const loop::Var* loop_var = iter.binding.as<loop::Var>();
-    for (const LoopRef& loop : loops) {
-      if (loop_var && sch.loop_var(loop.var).as<loop::Var>() == loop_var) return loop;
-    }
-  }
-  return std::nullopt;
 }
 
 void schedule_row_reduction(Schedule& sch, const BlockRef& block, const LoopRoles& roles,

@@ -36,6 +36,11 @@
 //                that loop fills a vector, so LLVM can vectorise it. Where no loop is left
 //                outside to run in parallel (M = 1), the reduction is split into runs,
 //                each summed into partial results of its own in parallel (rfactor).
+//   transposed   spatial loops only, the largest input read in memory order by a loop
+//   copy         other than the innermost (a transpose; a layout change out of blocks of
+//                channels, whose lanes are the channels): that loop tiled inside the
+//                vector loop's tile, so the lines one vector gathers from are read again
+//                from L1 by the next ones (transposed_read, block_roles.h);
 //   elementwise  spatial loops only: the outer loops fused and run in parallel, the
 //                innermost vectorised when its extent fills a vector (the last vector
 //                shorter where the extent is not a multiple of the lanes).
@@ -156,6 +161,30 @@ std::string reduction_note(bool inner, int64_t parts) {
   return note;
 }
 
+// A block of spatial loops only: the transposed copy rule where it reads across its nest,
+// else the elementwise rule, split by one vector when the innermost extent fills one;
+// where it is not a multiple of the lanes the split's guarded last vector is cut off by
+// the partition-loops pass into a shorter vector (56: three of 16 and one of 8).
+void schedule_spatial(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                      int64_t lanes) {
+  const std::string name = sch.block_name(block.var);
+  if (std::optional<TransposedRead> read = transposed_read(sch, block, roles, lanes)) {
+    schedule_transposed_copy(sch, roles, *read, lanes, /*parallel=*/true);
+    explain::note("block {}: the transposed copy rule, tiles of {} by {} lanes", name,
+                  read->tile, lanes);
+    return;
+  }
+  int64_t extent = roles.spatial.empty() ? 0 : extent_of(sch, roles.spatial.back());
+  bool vectors = extent >= lanes;
+  schedule_elementwise(sch, roles, vectors ? lanes : 1, /*parallel=*/true);
+  explain::note("block {}: the elementwise rule, {}", name,
+                !vectors ? fmt::format("no vectors (the innermost extent {} is less than "
+                                       "{} lanes)", extent, lanes)
+                : extent % lanes == 0 ? fmt::format("vectors of {} lanes", lanes)
+                                      : fmt::format("vectors of {} lanes, the last one "
+                                                    "shorter", lanes));
+}
+
 // Applies the rule for one block; on a refusal the schedule is left as it was. Each
 // choice and refusal is noted for `minic explain` (minic/support/explain.h).
 void schedule_block(Schedule& sch, const std::string& name, const Target& target) {
@@ -213,18 +242,7 @@ void schedule_block(Schedule& sch, const std::string& name, const Target& target
       int64_t parts = schedule_reduction(attempt, block, roles, inner, lanes, /*parallel=*/true);
       explain::note("block {}: the reduction rule{}", name, reduction_note(inner, parts));
     } else {
-      // Split by one vector when the innermost extent fills one; where it is not a
-      // multiple of the lanes the split's guarded last vector is cut off by the
-      // partition-loops pass into a shorter vector (56: three of 16 and one of 8).
-      int64_t extent = roles.spatial.empty() ? 0 : extent_of(attempt, roles.spatial.back());
-      bool vectors = extent >= lanes;
-      schedule_elementwise(attempt, roles, vectors ? lanes : 1, /*parallel=*/true);
-      explain::note("block {}: the elementwise rule, {}", name,
-                    !vectors ? fmt::format("no vectors (the innermost extent {} is less than "
-                                           "{} lanes)", extent, lanes)
-                    : extent % lanes == 0 ? fmt::format("vectors of {} lanes", lanes)
-                                          : fmt::format("vectors of {} lanes, the last one "
-                                                        "shorter", lanes));
+      schedule_spatial(attempt, block, roles, lanes);
     }
     sch = std::move(attempt);
   } catch (const InternalError&) {

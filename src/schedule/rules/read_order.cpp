@@ -1,0 +1,122 @@
+// Rules that follow the order in which a block reads its largest input (block_roles.h):
+// which loop reads it in memory order (loop_along_input: a softmax's row), and the
+// transposed copy rule for a block that reads it across its nest (transposed_read,
+// schedule_transposed_copy: a transpose, a layout change out of blocks of channels).
+//
+// Course module 4. A vector of 16 lanes along the innermost loop of a transpose gathers
+// one element from each of 16 cache lines; each line holds the next 15 elements of its
+// row too, which the next 15 iterations of the loop that reads in memory order want. The
+// rule tiles that loop and puts its tile just outside the vector loop, so they get them
+// from L1.
+//
+// Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
+#include "minic/schedule/block_roles.h"
+
+#include "minic/ir/loop/access.h"
+#include "minic/ir/loop/analysis.h"
+#include "minic/schedule/primitives.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace minic::schedule {
+
+using loop::Block;
+
+namespace {
+
+// The last index of a load of the block's largest input, as the block reads it.
+std::optional<loop::Expr> largest_read_last_index(const Block& block) {
+  const loop::BufferRegion* largest = nullptr;
+  int64_t largest_size = 0;
+  for (const loop::BufferRegion& read : block.reads) {
+    int64_t size = 1;
+    for (int64_t extent : read.buffer->shape) size *= extent;
+    if (size > largest_size) {
+      largest = &read;
+      largest_size = size;
+    }
+  }
+  if (!largest || largest->region.empty()) return std::nullopt;
+  std::optional<loop::Expr> last;
+  for (const loop::Access& access : loop::collect_accesses(block)) {
+    if (access.kind == loop::AccessKind::load && access.buffer == largest->buffer &&
+        !access.indices.empty()) {
+      last = access.indices.back();
+    }
+  }
+  return last;
+}
+
+// The loop among `loops` that feeds the block's iteration variable `var` (bound to it
+// alone); nullopt if none does.
+std::optional<LoopRef> loop_feeding(Schedule& sch, const Block& block, const loop::Var* var,
+                                    const std::vector<LoopRef>& loops) {
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (iter.var.as<loop::Var>() != var) continue;
+    const loop::Var* loop_var = iter.binding.as<loop::Var>();
+    for (const LoopRef& loop : loops) {
+      if (loop_var && sch.loop_var(loop.var).as<loop::Var>() == loop_var) return loop;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block_ref,
+                                        const std::vector<LoopRef>& loops) {
+  const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
+  std::optional<loop::Expr> last = largest_read_last_index(block);
+  const loop::Var* var = last ? last->as<loop::Var>() : nullptr;
+  if (!var) return std::nullopt;
+  return loop_feeding(sch, block, var, loops);
+}
+
+std::optional<TransposedRead> transposed_read(Schedule& sch, const BlockRef& block_ref,
+                                              const LoopRoles& roles, int64_t vector) {
+  if (roles.spatial.size() < 2 || !roles.reduce.empty()) return std::nullopt;
+  const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
+  std::optional<loop::Expr> last = largest_read_last_index(block);
+  if (!last) return std::nullopt;
+  TransposedRead read;
+  const loop::Var* var = last->as<loop::Var>();
+  if (const auto* mod = last->as<loop::FloorMod>()) {  // a lane of a blocked layout
+    std::optional<int64_t> block_size = loop::as_const_int(mod->b);
+    var = mod->a.as<loop::Var>();
+    read.tile = block_size.value_or(0);
+  }
+  std::vector<LoopRef> outer(roles.spatial.begin(), roles.spatial.end() - 1);
+  std::optional<LoopRef> loop = var ? loop_feeding(sch, block, var, outer) : std::nullopt;
+  if (!loop || (last->as<loop::FloorMod>() && read.tile < 2)) return std::nullopt;
+  if (read.tile == 0) read.tile = vector;
+  read.loop = *loop;
+  if (extent_of(sch, read.loop) < read.tile || extent_of(sch, roles.spatial.back()) <= vector) {
+    return std::nullopt;
+  }
+  return read;
+}
+
+void schedule_transposed_copy(Schedule& sch, const LoopRoles& roles, const TransposedRead& read,
+                              int64_t vector, bool parallel) {
+  const int64_t total_work = product(sch, roles.spatial);
+  const std::string across = read.loop.var;
+  const std::string along = roles.spatial.back().var;
+  std::vector<LoopRef> across_parts = sch.split(read.loop, {-1, read.tile});
+  std::vector<LoopRef> along_parts = sch.split(roles.spatial.back(), {-1, vector});
+  std::vector<LoopRef> tiles;
+  for (const LoopRef& loop : roles.spatial) {
+    tiles.push_back(loop.var == across ? across_parts[0]
+                    : loop.var == along ? along_parts[0]
+                                        : loop);
+  }
+  std::vector<LoopRef> order = tiles;
+  order.push_back(across_parts[1]);
+  order.push_back(along_parts[1]);
+  sch.reorder(order);
+  sch.vectorize(along_parts[1]);
+  if (parallel) parallelize(sch, tiles, total_work);
+}
+
+}  // namespace minic::schedule
