@@ -6,7 +6,8 @@
 // Algorithm, one IRMutator walk from the outside in, for a loop `for v in lo..hi` with
 // constant bounds, not thread-bound:
 //   1. Collect the guards of its body that use v (if conditions, block predicates, select
-//      conditions; a conjunction conjunct by conjunct), each with the ranges of the
+//      conditions; a conjunction conjunct by conjunct; not a condition that reads a
+//      buffer, which tests data, not indices), each with the ranges of the
 //      constant loops between the loop and the guard. A loop that some block binds an
 //      iteration variable to directly (`v = spatial(10) i`) is not cut: the verifier
 //      requires such a loop to cover the block's whole domain.
@@ -93,7 +94,8 @@ class GuardCollector : public IRVisitor {
     if (const And* both = condition.as<And>()) {
       add(both->a);
       add(both->b);
-    } else if (uses_var(condition, var_)) {
+    } else if (uses_var(condition, var_) && !pass_util::reads_memory(condition)) {
+      // (a condition that reads a buffer tests data, which no range of the loop proves)
       guards.push_back({condition, inner_});
     }
   }

@@ -99,15 +99,6 @@ Expr fold_mul(const Expr& a, const Expr& b) {
   return Mul::make(a, b);
 }
 
-bool reads_memory(const Expr& expr) {
-  struct Finder : IRVisitor {
-    bool found = false;
-    void visit_Load(const Load*) override { found = true; }
-  } finder;
-  finder.visit(expr);
-  return finder.found;
-}
-
 class Widener {
  public:
   Widener(const Var* var, const Expr& min, int lanes)
@@ -200,7 +191,8 @@ class Widener {
     // A vector select evaluates both operands in every lane: a load it guarded might then
     // read outside its buffer.
     if (condition.type().lanes > 1 &&
-        (reads_memory(node->true_value) || reads_memory(node->false_value))) {
+        (pass_util::reads_memory(node->true_value) ||
+         pass_util::reads_memory(node->false_value))) {
       return give_up();
     }
     Expr true_value = vector(widen(node->true_value));
