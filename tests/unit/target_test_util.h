@@ -20,4 +20,10 @@ inline const Target& avx2() {
   return target;
 }
 
+// A baseline x86-64 CPU (SSE2: 4 f32 lanes, no fused multiply-add).
+inline const Target& x86_64() {
+  static const Target target = codegen::cpu_target("x86-64");
+  return target;
+}
+
 }  // namespace minic::testing

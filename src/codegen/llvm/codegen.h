@@ -71,6 +71,11 @@ class CodeGen {
   llvm::Value* emit_call(const loop::Call* node);
   // acc + dot4_u8i8(a, b), for `node` that call.
   llvm::Value* emit_dot4(llvm::Value* acc, const loop::Call* node);
+  // round(a / b), a quantisation's quotient (a vector a, b one value in every lane), by
+  // b's reciprocal; emit_quantized: the operand of a saturating cast to an integer, that
+  // form for round(a / b) and round(a / b) + z, emit otherwise.
+  llvm::Value* emit_round_of_quotient(const loop::Div* quotient);
+  llvm::Value* emit_quantized(const loop::Expr& value);
   llvm::Value* emit_exp_f64(llvm::Value* x);
   llvm::Value* emit_exp_f32(llvm::Value* x);
   llvm::Value* emit_erf_f32(llvm::Value* x);

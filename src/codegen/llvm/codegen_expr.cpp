@@ -240,10 +240,29 @@ llvm::Value* CodeGen::emit_select(const Select* node) {
   return phi;
 }
 
+llvm::Value* CodeGen::emit_quantized(const Expr& value) {
+  // The quotient of round(a / b) for a vector a and b one value in every lane.
+  auto quotient = [&](const Expr& e) -> const Div* {
+    const auto* round = e.as<Call>();
+    const auto* div = round && round->name == "round" ? round->args[0].as<Div>() : nullptr;
+    return div && div->b.as<Broadcast>() && options_.target.has_feature("fma") ? div : nullptr;
+  };
+  if (const Div* div = quotient(value)) return emit_round_of_quotient(div);
+  const auto* sum = value.as<Add>();
+  if (sum && quotient(sum->a)) {
+    llvm::Value* rounded = emit_round_of_quotient(quotient(sum->a));
+    return builder_.CreateFAdd(rounded, emit(sum->b));
+  }
+  return emit(value);
+}
+
 llvm::Value* CodeGen::emit_cast(const Cast* node) {
   DType from = node->value.type().dtype;
   DType to = node->type.dtype;
-  llvm::Value* value = emit(node->value);
+  // A quantisation, cast<int>(round(x / s) + z), saturates to the integer type's range.
+  const bool quantized = from == DType::f32 && node->type.lanes > 1 && !is_float(to) &&
+                         to != DType::boolean && dtype_size(to) <= 4;
+  llvm::Value* value = quantized ? emit_quantized(node->value) : emit(node->value);
   llvm::Type* type = value_type(node->type);
   auto& B = builder_;
   if (from == to) return value;
