@@ -178,7 +178,7 @@ llvm::Value* CodeGen::emit_dot4(llvm::Value* acc, const Call* node) {
 // round(a / b) for a conversion to an integer of 32 bits or fewer, which saturates (a
 // quantisation: cast(round(x / s) + z)), b one value in every lane, without a vector
 // division where the target fuses multiply-adds: a vector division takes 10-16 cycles of
-// an x86 core, a sixth of an int8 GEMM's epilogue. With y = 1 / b (one division of the
+// an x86 core, a multiply-add half of one. With y = 1 / b (one division of the
 // splat, hoisted), q = a y is within an ulp of a / b, the remainder a - b q is exact as
 // fma(-b, q, a), and c = fma(r, y, q) is a / b correctly rounded (Markstein's theorem)
 // where y is normal and the remainder does not underflow. Where it does (|a| below about
