@@ -167,10 +167,17 @@ std::optional<BlockSpace> blocked_conv_space(Schedule& sch, const BlockRef& bloc
 // transposed (only where the block reads across its nest, transposed_read): with one
 // vector, the transposed copy rule (1, the default's) or the elementwise one (0).
 BlockSpace elementwise_space(Schedule& sch, const BlockRef& block, const std::string& name,
-                             const LoopRoles& roles, const Target& target) {
-  if (roles.spatial.empty()) return {};
-  int64_t extent = schedule::extent_of(sch, roles.spatial.back());
+                             const LoopRoles& block_roles, const Target& target) {
+  if (block_roles.spatial.empty()) return {};
   const int64_t lanes = schedule::vector_lanes(target);
+  // A block that reads across its nest, or else rows shorter than a vector fused first
+  // (no knob), as the default rule does.
+  std::optional<schedule::TransposedRead> read =
+      schedule::transposed_read(sch, block, block_roles, lanes);
+  std::optional<LoopRoles> fused =
+      read ? std::nullopt : schedule::fuse_short_rows(sch, block, block_roles, lanes);
+  const LoopRoles& roles = fused ? *fused : block_roles;
+  int64_t extent = schedule::extent_of(sch, roles.spatial.back());
   // Whole vectors, or one vector with a shorter last one (as the default rule splits).
   Choices vectors = {{1}};
   for (int64_t tile : {lanes, 2 * lanes, 4 * lanes}) {
@@ -183,8 +190,6 @@ BlockSpace elementwise_space(Schedule& sch, const BlockRef& block, const std::st
   BlockSpace space;
   add_knob(space, name, "vector", vectors, {vector});
   add_knob(space, name, "parallel", yes_no(enough_work), {enough_work ? 1 : 0});
-  std::optional<schedule::TransposedRead> read =
-      vector == lanes ? schedule::transposed_read(sch, block, roles, lanes) : std::nullopt;
   if (read) {
     add_knob(space, name, "transposed", yes_no(true), {1});
     schedule::schedule_transposed_copy(sch, roles, *read, lanes, enough_work);
@@ -258,10 +263,14 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
           vector == lanes) {
         read = schedule::transposed_read(attempt, block, roles, lanes);
       }
+      std::optional<LoopRoles> fused =
+          read || has_knob(point, name, "transposed")
+              ? std::nullopt
+              : schedule::fuse_short_rows(attempt, block, roles, lanes);
       if (read) {
         schedule::schedule_transposed_copy(attempt, roles, *read, lanes, parallel);
       } else {
-        schedule::schedule_elementwise(attempt, roles, vector, parallel);
+        schedule::schedule_elementwise(attempt, fused ? *fused : roles, vector, parallel);
       }
     } else {
       return;

@@ -43,7 +43,9 @@
 //                from L1 by the next ones (transposed_read, block_roles.h);
 //   elementwise  spatial loops only: the outer loops fused and run in parallel, the
 //                innermost vectorised when its extent fills a vector (the last vector
-//                shorter where the extent is not a multiple of the lanes).
+//                shorter where the extent is not a multiple of the lanes); rows shorter
+//                than a vector fused first with the loop around them, where every access
+//                runs through both in memory order (fuse_short_rows, block_roles.h).
 //
 // Before the rules, a copy block (its value one load: a reshape, a transpose, a layout
 // change) that only elementwise blocks read is inlined into them (inline_copies), so that
@@ -174,9 +176,11 @@ void schedule_spatial(Schedule& sch, const BlockRef& block, const LoopRoles& rol
                   read->tile, lanes);
     return;
   }
-  int64_t extent = roles.spatial.empty() ? 0 : extent_of(sch, roles.spatial.back());
+  std::optional<LoopRoles> fused = fuse_short_rows(sch, block, roles, lanes);
+  const LoopRoles& loops = fused ? *fused : roles;
+  int64_t extent = loops.spatial.empty() ? 0 : extent_of(sch, loops.spatial.back());
   bool vectors = extent >= lanes;
-  schedule_elementwise(sch, roles, vectors ? lanes : 1, /*parallel=*/true);
+  schedule_elementwise(sch, loops, vectors ? lanes : 1, /*parallel=*/true);
   explain::note("block {}: the elementwise rule, {}", name,
                 !vectors ? fmt::format("no vectors (the innermost extent {} is less than "
                                        "{} lanes)", extent, lanes)

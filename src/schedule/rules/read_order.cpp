@@ -98,6 +98,61 @@ std::optional<TransposedRead> transposed_read(Schedule& sch, const BlockRef& blo
   return read;
 }
 
+namespace {
+
+// The block's iteration variable bound to `loop` alone; null if none is.
+const loop::Var* iter_var_of(Schedule& sch, const Block& block, const LoopRef& loop) {
+  const loop::Var* loop_var = sch.loop_var(loop.var).as<loop::Var>();
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (loop_var && iter.binding.as<loop::Var>() == loop_var) return iter.var.as<loop::Var>();
+  }
+  return nullptr;
+}
+
+// The coefficient of `var` in the element offset an access reaches (its indices times the
+// buffer's row-major strides); nullopt where an index is not linear.
+std::optional<int64_t> offset_coefficient(const loop::Access& access, const loop::Var* var) {
+  int64_t stride = 1;
+  int64_t coefficient = 0;
+  for (size_t d = access.indices.size(); d-- > 0;) {
+    std::optional<loop::Linear> linear = loop::linearize(access.indices[d]);
+    if (!linear) return std::nullopt;
+    for (const auto& [term, factor] : linear->terms) {
+      if (term.as<loop::Var>() == var) coefficient += factor * stride;
+    }
+    stride *= access.buffer->shape[d];
+  }
+  return coefficient;
+}
+
+}  // namespace
+
+std::optional<LoopRoles> fuse_short_rows(Schedule& sch, const BlockRef& block_ref,
+                                         const LoopRoles& roles, int64_t vector) {
+  const size_t n = roles.spatial.size();
+  if (n < 2 || !roles.reduce.empty()) return std::nullopt;
+  const LoopRef rows = roles.spatial[n - 2];
+  const LoopRef columns = roles.spatial[n - 1];
+  const int64_t width = extent_of(sch, columns);
+  if (width >= vector || width * extent_of(sch, rows) < vector) return std::nullopt;
+  const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
+  const loop::Var* row = iter_var_of(sch, block, rows);
+  const loop::Var* column = iter_var_of(sch, block, columns);
+  if (!row || !column) return std::nullopt;
+  for (const loop::Access& access : loop::collect_accesses(block)) {
+    std::optional<int64_t> along_row = offset_coefficient(access, row);
+    std::optional<int64_t> along_column = offset_coefficient(access, column);
+    if (!along_row || !along_column) return std::nullopt;
+    const bool in_order = *along_column == 1 && *along_row == width;
+    const bool broadcast = *along_column == 0 && *along_row == 0;
+    if (!in_order && !broadcast) return std::nullopt;
+  }
+  LoopRoles fused = roles;
+  fused.spatial.pop_back();
+  fused.spatial.back() = sch.fuse({rows, columns});
+  return fused;
+}
+
 void schedule_transposed_copy(Schedule& sch, const LoopRoles& roles, const TransposedRead& read,
                               int64_t vector, bool parallel) {
   const int64_t total_work = product(sch, roles.spatial);
