@@ -170,13 +170,9 @@ BlockSpace elementwise_space(Schedule& sch, const BlockRef& block, const std::st
                              const LoopRoles& block_roles, const Target& target) {
   if (block_roles.spatial.empty()) return {};
   const int64_t lanes = schedule::vector_lanes(target);
-  // A block that reads across its nest, or else rows shorter than a vector fused first
-  // (no knob), as the default rule does.
-  std::optional<schedule::TransposedRead> read =
-      schedule::transposed_read(sch, block, block_roles, lanes);
-  std::optional<LoopRoles> fused =
-      read ? std::nullopt : schedule::fuse_short_rows(sch, block, block_roles, lanes);
-  const LoopRoles& roles = fused ? *fused : block_roles;
+  // The default rule's form: a transposed copy, or short rows fused first (no knob).
+  const schedule::SpatialForm form = schedule::spatial_form(sch, block, block_roles, lanes);
+  const LoopRoles& roles = form.roles;
   int64_t extent = schedule::extent_of(sch, roles.spatial.back());
   // Whole vectors, or one vector with a shorter last one (as the default rule splits).
   Choices vectors = {{1}};
@@ -190,9 +186,9 @@ BlockSpace elementwise_space(Schedule& sch, const BlockRef& block, const std::st
   BlockSpace space;
   add_knob(space, name, "vector", vectors, {vector});
   add_knob(space, name, "parallel", yes_no(enough_work), {enough_work ? 1 : 0});
-  if (read) {
+  if (form.transposed) {
     add_knob(space, name, "transposed", yes_no(true), {1});
-    schedule::schedule_transposed_copy(sch, roles, *read, lanes, enough_work);
+    schedule::schedule_transposed_copy(sch, roles, *form.transposed, lanes, enough_work);
   } else {
     schedule::schedule_elementwise(sch, roles, vector, enough_work);
   }
@@ -258,19 +254,13 @@ void apply_block_rule(Schedule& sch, const std::string& name, const Decisions& p
       int64_t vector = value_of(point, name, "vector").at(0);
       bool parallel = value_of(point, name, "parallel").at(0) == 1;
       const int64_t lanes = schedule::vector_lanes(target);
-      std::optional<schedule::TransposedRead> read;
-      if (has_knob(point, name, "transposed") && value_of(point, name, "transposed").at(0) == 1 &&
-          vector == lanes) {
-        read = schedule::transposed_read(attempt, block, roles, lanes);
-      }
-      std::optional<LoopRoles> fused =
-          read || has_knob(point, name, "transposed")
-              ? std::nullopt
-              : schedule::fuse_short_rows(attempt, block, roles, lanes);
-      if (read) {
-        schedule::schedule_transposed_copy(attempt, roles, *read, lanes, parallel);
+      const schedule::SpatialForm form = schedule::spatial_form(attempt, block, roles, lanes);
+      if (form.transposed && has_knob(point, name, "transposed") &&
+          value_of(point, name, "transposed").at(0) == 1 && vector == lanes) {
+        schedule::schedule_transposed_copy(attempt, form.roles, *form.transposed, lanes,
+                                           parallel);
       } else {
-        schedule::schedule_elementwise(attempt, fused ? *fused : roles, vector, parallel);
+        schedule::schedule_elementwise(attempt, form.roles, vector, parallel);
       }
     } else {
       return;

@@ -202,12 +202,18 @@ struct TransposedRead {
 std::optional<TransposedRead> transposed_read(Schedule& sch, const BlockRef& block,
                                               const LoopRoles& roles, int64_t vector);
 
-// Rows shorter than a vector (a 14 x 14 plane): where every access of the block runs
-// through the last two spatial loops in memory order (its offset rises by 1 along the
-// last and by its extent along the one before) or not at all, those two loops fused into
-// one that fills vectors, and the roles with it in their place; nullopt otherwise.
-std::optional<LoopRoles> fuse_short_rows(Schedule& sch, const BlockRef& block,
-                                         const LoopRoles& roles, int64_t vector);
+// How a block of spatial loops is scheduled, the default rule and the search space alike:
+// by the transposed copy rule where it reads across its nest (`transposed`, `roles` as
+// given); otherwise by the elementwise rule on `roles`, where rows shorter than a vector
+// (a 14 x 14 plane) are fused with the loop around them when every access of the block
+// runs through the two in memory order (its offset rises by 1 along the last and by its
+// extent along the one before) or not at all (that fusion is applied to `sch`).
+struct SpatialForm {
+  std::optional<TransposedRead> transposed;
+  LoopRoles roles;
+};
+SpatialForm spatial_form(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                         int64_t vector);
 
 // The transposed copy rule: `read`'s loop split by its tile and the innermost loop by
 // `vector` lanes, the two inner parts innermost (the vector loop last, vectorised), so

@@ -45,7 +45,7 @@
 //                innermost vectorised when its extent fills a vector (the last vector
 //                shorter where the extent is not a multiple of the lanes); rows shorter
 //                than a vector fused first with the loop around them, where every access
-//                runs through both in memory order (fuse_short_rows, block_roles.h).
+//                runs through both in memory order (spatial_form, block_roles.h).
 //
 // Before the rules, a copy block (its value one load: a reshape, a transpose, a layout
 // change) that only elementwise blocks read is inlined into them (inline_copies), so that
@@ -170,14 +170,14 @@ std::string reduction_note(bool inner, int64_t parts) {
 void schedule_spatial(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
                       int64_t lanes) {
   const std::string name = sch.block_name(block.var);
-  if (std::optional<TransposedRead> read = transposed_read(sch, block, roles, lanes)) {
-    schedule_transposed_copy(sch, roles, *read, lanes, /*parallel=*/true);
+  const SpatialForm form = spatial_form(sch, block, roles, lanes);
+  if (form.transposed) {
+    schedule_transposed_copy(sch, form.roles, *form.transposed, lanes, /*parallel=*/true);
     explain::note("block {}: the transposed copy rule, tiles of {} by {} lanes", name,
-                  read->tile, lanes);
+                  form.transposed->tile, lanes);
     return;
   }
-  std::optional<LoopRoles> fused = fuse_short_rows(sch, block, roles, lanes);
-  const LoopRoles& loops = fused ? *fused : roles;
+  const LoopRoles& loops = form.roles;
   int64_t extent = loops.spatial.empty() ? 0 : extent_of(sch, loops.spatial.back());
   bool vectors = extent >= lanes;
   schedule_elementwise(sch, loops, vectors ? lanes : 1, /*parallel=*/true);

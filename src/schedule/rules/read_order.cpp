@@ -125,8 +125,9 @@ std::optional<int64_t> offset_coefficient(const loop::Access& access, const loop
   return coefficient;
 }
 
-}  // namespace
-
+// Rows shorter than a vector fused with the loop around them where every access runs
+// through both in memory order or not at all (spatial_form), and the roles with the fused
+// loop in their place; nullopt otherwise.
 std::optional<LoopRoles> fuse_short_rows(Schedule& sch, const BlockRef& block_ref,
                                          const LoopRoles& roles, int64_t vector) {
   const size_t n = roles.spatial.size();
@@ -151,6 +152,17 @@ std::optional<LoopRoles> fuse_short_rows(Schedule& sch, const BlockRef& block_re
   fused.spatial.pop_back();
   fused.spatial.back() = sch.fuse({rows, columns});
   return fused;
+}
+
+}  // namespace
+
+SpatialForm spatial_form(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
+                         int64_t vector) {
+  if (std::optional<TransposedRead> read = transposed_read(sch, block, roles, vector)) {
+    return {read, roles};
+  }
+  std::optional<LoopRoles> fused = fuse_short_rows(sch, block, roles, vector);
+  return {std::nullopt, fused ? *fused : roles};
 }
 
 void schedule_transposed_copy(Schedule& sch, const LoopRoles& roles, const TransposedRead& read,
