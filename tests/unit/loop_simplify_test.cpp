@@ -210,6 +210,37 @@ TEST_CASE("simplify: bounds decide floordiv, floormod, min, max and comparisons"
   CHECK(simplified(floormod(i, i64(32))) == "floormod(i, 32)");
 }
 
+TEST_CASE("simplify: one quotient, and a number's digits put back together", "[loop_pass]") {
+  Expr i = Var::make("i");
+  Expr f = Var::make("f");
+  VarBounds bounds = {{var_of(i), {0, 3}}, {var_of(f), {0, 67}}};
+  // i + 192 lies in [192, 195], all in the 14th run of 14: a loop's last, shorter part.
+  const Expr tail = floormod(i + 192, i64(14)) + 182;
+  // 64 = 16 * 4: floordiv(f, 16) * 64 + floormod(f, 16) * 4 is f * 4, in each order.
+  const Expr digits = floordiv(f, i64(16)) * 64 + floormod(f, i64(16)) * 4;
+  const Expr digits_plus = floordiv(f, i64(16)) * 64 + (floormod(f, i64(16)) * 4 + i);
+  const Expr plus_digits = (i + floordiv(f, i64(16)) * 64) + floormod(f, i64(16)) * 4;
+  CHECK(simplified(floormod(i + 192, i64(14)), bounds) == "i + 10");
+  CHECK(simplified(tail, bounds) == "i + 192");
+  CHECK(simplified(digits, bounds) == "f * 4");
+  CHECK(simplified(digits_plus, bounds) == "f * 4 + i");
+  CHECK(simplified(plus_digits, bounds) == "i + f * 4");
+  // Not when the range spans two runs, or the digits' weights do not match.
+  const Expr two_runs = floormod(i + 12, i64(14));
+  const Expr mismatched = floordiv(f, i64(16)) * 60 + floormod(f, i64(16)) * 4;
+  CHECK(simplified(two_runs, bounds) == "floormod(i + 12, 14)");
+  CHECK(simplified(mismatched, bounds) == "floordiv(f, 16) * 60 + floormod(f, 16) * 4");
+  for (const Expr& expr : {tail, digits, digits_plus, plus_digits, two_runs, mismatched}) {
+    Expr result = simplify_expr(expr, bounds);
+    for (int64_t vi = 0; vi <= 3; ++vi) {
+      for (int64_t vf = 0; vf <= 67; ++vf) {
+        Assignment values = {{var_of(i), vi}, {var_of(f), vf}};
+        REQUIRE(evaluate(result, values) == evaluate(expr, values));
+      }
+    }
+  }
+}
+
 // A flattened index (a reshape's, a transpose's) split back into its parts, whatever the
 // order of its terms: the table's rules for sums and simplify_rules.cpp's split_by_divisor.
 TEST_CASE("simplify: a flattened index splits back into its parts", "[loop_pass]") {

@@ -75,6 +75,12 @@ Condition divides(Pattern d, Pattern n) {
   return [d, n](const Match& m) { return m.value(d) != 0 && m.value(n) % m.value(d) == 0; };
 }
 
+// p == a * b: a number's digits put back together (floordiv(x, 17) * 68 + floormod(x, 17) * 4
+// is x * 4).
+Condition product_of(Pattern p, Pattern a, Pattern b) {
+  return [p, a, b](const Match& m) { return m.value(p) == m.value(a) * m.value(b); };
+}
+
 Condition non_negative(Pattern e) {
   return [e](const Match& m) { return m.bound(e).min >= 0; };
 }
@@ -84,6 +90,16 @@ Condition in_range(Pattern e, Pattern c) {
   return [e, c](const Match& m) {
     IntBound range = m.bound(e);
     return range.min >= 0 && range.max < m.value(c);
+  };
+}
+
+// floordiv(e, c) is one value for every value of the variables: e stays within one run
+// of c integers, [q * c, q * c + c).
+Condition one_quotient(Pattern e, Pattern c) {
+  return [e, c](const Match& m) {
+    IntBound range = m.bound(e);
+    const int64_t divisor = m.value(c);
+    return range.is_bounded() && floor_div(range.min, divisor) == floor_div(range.max, divisor);
   };
 }
 
@@ -261,10 +277,17 @@ const std::vector<Rule>& rule_table() {
        positive(c1) && divides(c1, c2) && sum_in_range(y, z, c1)},
       {index, floormod(floormod(x, c1), c2), floormod(x, c2), positive(c2) && divides(c2, c1)},
       {index, floormod(x, c1), x, positive(c1) && in_range(x, c1)},
+      {index, floormod(x, c1), x - floordiv(x, c1) * c1, positive(c1) && one_quotient(x, c1)},
       {index, floordiv(x, c1) * c1 + floormod(x, c1), x, positive(c1)},
       {index, floormod(x, c1) + floordiv(x, c1) * c1, x, positive(c1)},
       {index, (y + floordiv(x, c1) * c1) + floormod(x, c1), y + x, positive(c1)},
       {index, (y + floormod(x, c1)) + floordiv(x, c1) * c1, y + x, positive(c1)},
+      {index, floordiv(x, c1) * c2 + floormod(x, c1) * c3, x * c3,
+       positive(c1) && product_of(c2, c1, c3)},
+      {index, floordiv(x, c1) * c2 + (floormod(x, c1) * c3 + y), x * c3 + y,
+       positive(c1) && product_of(c2, c1, c3)},
+      {index, (y + floordiv(x, c1) * c2) + floormod(x, c1) * c3, y + x * c3,
+       positive(c1) && product_of(c2, c1, c3)},
 
       // Min and max.
       {exact, min(x, x), x},
