@@ -53,7 +53,8 @@ void add_tile_knob(BlockSpace& space, const std::string& block, const char* knob
 
 // The loops of a gemm-like block that its rule tiles, and what the rule needs to know.
 struct GemmLoops {
-  LoopRef i;                    // the row loop (row_loop)
+  LoopRef i;                    // the row loop (row_loop), or a group's rows (split_groups)
+  std::optional<LoopRef> group;  // the loop over a grouped convolution's groups
   LoopRef j;                    // the innermost spatial loop
   std::vector<LoopRef> others;  // the other spatial loops, outermost first
   std::vector<LoopRef> reduce;
@@ -71,7 +72,7 @@ GemmLoops gemm_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   }
   std::optional<LoopRef> i = schedule::row_loop(sch, block, roles, operands);
   if (!i) fail("the rows operand depends on no outer spatial loop");
-  GemmLoops loops{*i, roles.spatial.back(), {}, roles.reduce};
+  GemmLoops loops{*i, std::nullopt, roles.spatial.back(), {}, roles.reduce};
   for (const LoopRef& loop : roles.spatial) {
     if (loop.var != loops.i.var && loop.var != loops.j.var) loops.others.push_back(loop);
   }
@@ -79,6 +80,7 @@ GemmLoops gemm_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   // As the default rule: only a matrix is packed, not a convolution's input.
   loops.packable = roles.reduce.size() == 1 && operands.columns->buffer->rank() == 2;
   loops.total_work = schedule::product(sch, roles.spatial) * schedule::product(sch, roles.reduce);
+  loops.group = schedule::split_groups(sch, block, loops.i, operands);
   return loops;
 }
 
@@ -145,11 +147,24 @@ void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
     reduce.push_back(k[1]);
     k_inner = k[1];
   }
-  std::vector<LoopRef> order = tile_outer;
+  // The group loop, if any, just outside the row tiles, to be fused with them.
+  std::vector<LoopRef> order;
+  for (const LoopRef& loop : tile_outer) {
+    if (loops.group && loop.var == i.outer.var) order.push_back(*loops.group);
+    order.push_back(loop);
+  }
   order.insert(order.end(), reduce.begin(), reduce.end());
   order.push_back(i.inner);
   order.push_back(j.inner);
   sch.reorder(order);
+  if (loops.group) {
+    // As the default rule: the groups and their row tiles, one loop.
+    LoopRef rows = sch.fuse({*loops.group, i.outer});
+    for (std::vector<LoopRef>* list : {&outer, &tile_outer}) {
+      std::replace_if(list->begin(), list->end(),
+                      [&](const LoopRef& loop) { return loop.var == i.outer.var; }, rows);
+    }
+  }
   sch.reverse_compute_at(copy, tile_outer.back());
   if (values.pack) {
     if (!loops.packable) fail("the columns operand is not a matrix read by one reduction");
@@ -212,13 +227,19 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
                                      const std::string& name, const LoopRoles& roles,
                                      const Target& target) {
   try {
-    GemmLoops loops = gemm_loops(sch, block, roles);
-    int64_t extent_j = schedule::extent_of(sch, loops.j);
-    int64_t extent_i = schedule::extent_of(sch, loops.i);
-    int64_t extent_k = schedule::extent_of(sch, loops.reduce.front());
+    Schedule probe = sch;  // gemm_loops splits a grouped row loop
+    GemmLoops loops = gemm_loops(probe, block, roles);
+    int64_t extent_j = schedule::extent_of(probe, loops.j);
+    int64_t extent_i = schedule::extent_of(probe, loops.i);
+    int64_t extent_k = schedule::extent_of(probe, loops.reduce.front());
+    int64_t groups = loops.group ? schedule::extent_of(probe, *loops.group) : 1;
     const int64_t lanes = schedule::vector_lanes(target);
-    const schedule::GemmTile tile = schedule::gemm_tile_or_fail(
-        extent_i, extent_j, schedule::product(sch, loops.reduce), target);
+    schedule::GemmTile tile = schedule::gemm_tile_or_fail(
+        extent_i, extent_j, schedule::product(probe, loops.reduce), target);
+    if (loops.group && extent_i % tile.rows != 0) {
+      tile.rows = schedule::row_tile(extent_i, tile.columns, target);  // as the default rule
+      if (tile.rows == 1) fail("no register tile of 2 rows or more divides a group");
+    }
     const int64_t nr = tile.columns;
     const int64_t mr = tile.rows;
     if (extent_k < 1) fail("the reduction extent is not constant");
@@ -236,10 +257,10 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     // schedule::parallelize picks it (parallel_loop), when there is enough work.
     std::vector<int64_t> outer_extents;
     for (const LoopRef& loop : loops.others) {
-      outer_extents.push_back(schedule::extent_of(sch, loop));
+      outer_extents.push_back(schedule::extent_of(probe, loop));
     }
     outer_extents.push_back((extent_j + nr - 1) / nr);
-    outer_extents.push_back((extent_i + mr - 1) / mr);
+    outer_extents.push_back((extent_i + mr - 1) / mr * groups);
     bool enough_work = loops.total_work >= schedule::kParallelMinWork;
     Choices parallel_choices = {{-1}};
     for (size_t p = 0; enough_work && p < outer_extents.size(); ++p) {

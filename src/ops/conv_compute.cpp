@@ -1,9 +1,9 @@
 // Conv's compute rules: the convolution as loop IR stages. Course module 3.
 //
 // Four forms, the first that applies:
-//   - pointwise (1x1, stride 1, unpadded, one group) with a multiple of one vector of
-//     positions (the target's f32 lanes: 16 with AVX-512): a GEMM over the flattened
-//     spatial positions;
+//   - pointwise (1x1, stride 1, unpadded) over whole vectors of positions (the target's
+//     f32 lanes: 16 with AVX-512), or four vectors or more (long_enough): a GEMM over the
+//     flattened spatial positions, one per group;
 //   - 2-d 1x1 with strides and one group: the strided input elements picked into a
 //     buffer, then the form above or the next one on it;
 //   - 2-d without dilation: the same on rows of a padded width, strided convolutions
@@ -128,6 +128,17 @@ int64_t position_multiple(const ComputeContext& ctx) {
   return ctx.target().vector_lanes(DType::f32);
 }
 
+// True if `positions` output positions need no rounding up for the GEMM rule's column
+// tiles: whole vectors (position_multiple), or four vectors or more, which tiles of two or
+// four vectors cover with a last tile of under one (196: 64, 64, 64 and 4). Fewer (a 7 x 7
+// output) are rounded up: 49 positions computed as one tile of 64 run faster than three
+// of 16 and one of 1.
+bool long_enough(const ComputeContext& ctx, const Shape& positions) {
+  const int64_t count = num_elements(positions);
+  const int64_t multiple = position_multiple(ctx);
+  return count % multiple == 0 || count >= 4 * multiple;
+}
+
 // True for a 2-d convolution without dilation or cropping: the form computed on padded rows
 // below (any groups: a depthwise convolution too).
 bool has_unit_dilations(const ConvAttributes& a) {
@@ -146,7 +157,8 @@ bool has_unit_dilations(const ConvAttributes& a) {
 // vectorise. The columns ow >= W_out of each row (`width` is W_out + KW - 1) are computed
 // and thrown away, and so are the positions after the last row up to a multiple of a
 // vector (position_multiple), which is what the GEMM rule's column tiles need: a 7 x 7
-// output is 49 positions computed as 64.
+// output is 49 positions computed as 64 (the pointwise form's positions are rounded up
+// only when they are fewer than four vectors: long_enough).
 //
 //   pad[n, c, q]       = X[n, c, q / width - pad_top, q % width - pad_left], 0 outside
 //   sum[n, m, p]       = sum over c, kh, kw of pad[n, c, p + kh * width + kw] * W[m, c, kh, kw]
@@ -299,8 +311,9 @@ std::vector<ComputeTensor> conv_compute_of(const ComputeContext& ctx, const Conv
                                            const ConvOperands& operands) {
   const ComputeTensor& x = operands.x;
   const Shape& out = a.window.output;
-  const bool whole_vectors = num_elements(out) % position_multiple(ctx) == 0;
-  if (is_pointwise(a) && whole_vectors) return pointwise_conv_compute(ctx, a, x, operands);
+  if (is_pointwise(a) && long_enough(ctx, out)) {
+    return pointwise_conv_compute(ctx, a, x, operands);
+  }
   if (is_strided_pointwise(a)) {
     // Every stride-th input element, kept: then a pointwise convolution of that.
     ComputeTensor picked = ctx.keep(ctx.compute(
@@ -310,7 +323,7 @@ std::vector<ComputeTensor> conv_compute_of(const ComputeContext& ctx, const Conv
     ConvAttributes unit = a;
     unit.window.input = out;
     unit.window.strides.assign(2, 1);
-    if (whole_vectors) return pointwise_conv_compute(ctx, unit, picked, operands);
+    if (long_enough(ctx, out)) return pointwise_conv_compute(ctx, unit, picked, operands);
     return padded_rows_conv_compute(ctx, unit, picked, operands);
   }
   if (has_unit_dilations(a)) return padded_rows_conv_compute(ctx, a, x, operands);

@@ -2,9 +2,9 @@
 // module 5.
 //
 //   - factorizations against a brute-force enumeration;
-//   - the knobs of a GEMM, a convolution lowered from a Conv node, a softmax and an
-//     elementwise chain: their values keep the rules' bounds, and the default schedule is
-//     a point whose trace is default_cpu_trace's;
+//   - the knobs of a GEMM, a convolution lowered from a Conv node (and a grouped one), a
+//     softmax and an elementwise chain: their values keep the rules' bounds, and the
+//     default schedule is a point whose trace is default_cpu_trace's;
 //   - 30 random points of each kernel (fixed seed): the trace replays to the same
 //     function, the scheduled kernel computes what the unscheduled one does (loop
 //     interpreter, same random inputs), mutation and crossover stay in the space;
@@ -123,9 +123,10 @@ graph probabilities(%x: f32[32,512]) -> (%y: f32[32,512]) opset 17 {
 )");
 }
 
-// A fused elementwise chain over 128 x 128.
 loop::PrimFunc from_blocks_kernel() { return parse_func(schedule::test::kFromBlocksKernel); }
+loop::PrimFunc grouped_kernel() { return parse_func(schedule::test::kGroupedConvKernel); }
 
+// A fused elementwise chain over 128 x 128.
 loop::PrimFunc chain_kernel() {
   return lowered(R"(
 graph chain(%x: f32[128,128], %bias: f32[128]) -> (%y: f32[128,128]) opset 17 {
@@ -328,6 +329,7 @@ TEST_CASE("the default schedule is a point of the space", "[autotune_space]") {
     check_default_point(parse_func(schedule::test::kElementwiseKernel), true);
   }
   SECTION("a transposed copy") { check_default_point(from_blocks_kernel(), true); }
+  SECTION("a grouped convolution") { check_default_point(grouped_kernel(), true); }
 }
 
 TEST_CASE("each block of a kernel gets the knobs of its kind", "[autotune_space]") {
@@ -405,6 +407,9 @@ TEST_CASE("random points replay, compute the same and stay in the space", "[auto
   SECTION("softmax") { CHECK(check_random_points(softmax_kernel(), false) > 0); }
   SECTION("elementwise chain") { CHECK(check_random_points(chain_kernel(), true) > 0); }
   SECTION("a transposed copy") { CHECK(check_random_points(from_blocks_kernel(), true) > 0); }
+  SECTION("a grouped convolution") {
+    CHECK(check_random_points(grouped_kernel(), true, "cache_write(") == kPointsPerKernel);
+  }
 }
 
 TEST_CASE("every knob value of a GEMM gives a tiled kernel", "[autotune_space]") {
@@ -443,58 +448,4 @@ TEST_CASE("decisions outside the space are refused, naming the knob", "[autotune
 
   std::mt19937_64 rng(1);
   CHECK_THROWS_AS(space.mutate(unknown, rng), Error);
-}
-
-// --- a registered knob ------------------------------------------------------------------------
-
-namespace {
-
-// A knob only for blocks named "probe" (so the other tests' spaces do not change): unroll
-// the block's innermost loop (1) or not (0).
-std::vector<std::vector<int64_t>> offer_probe(schedule::Schedule sch, const std::string& block,
-                                              const Target&) {
-  if (block != "probe") return {};
-  return {{0}, {1}};
-}
-void apply_probe(schedule::Schedule& sch, const std::string& block,
-                 const std::vector<int64_t>& value, const Target&) {
-  if (value.at(0) == 1) sch.unroll(sch.get_loops(sch.get_block(block)).back());
-}
-MINIC_REGISTER_KNOB("probe_unroll", offer_probe, apply_probe, "a test's knob");
-
-const char* const kProbe = R"(func @probe(A: f32[6,5], B: f32[6,5]) {
-  for i in 0..6 {
-    for j in 0..5 {
-      block probe(vi = spatial(6) i, vj = spatial(5) j) {
-        reads(A[vi, vj]) writes(B[vi, vj])
-        B[vi, vj] = A[vi, vj] * 3.0
-      }
-    }
-  }
-}
-)";
-
-}  // namespace
-
-TEST_CASE("a registered knob joins the space of the blocks it is offered", "[autotune_space]") {
-  SearchSpace space(parse_func(kProbe), testing::avx512());
-  std::vector<std::string> names;
-  for (const Knob& knob : space.knobs()) names.push_back(knob.name);
-  CHECK(names ==
-        std::vector<std::string>{"probe.vector", "probe.parallel", "probe.probe_unroll"});
-  // Its default changes nothing: the default point is still the default schedule.
-  CHECK(space.default_point().at("probe.probe_unroll") == std::vector<int64_t>{0});
-  check_default_point(space.func(), true);
-  // Its other value is applied after the block's rule (its short rows fused first).
-  Decisions point = space.default_point();
-  point["probe.probe_unroll"] = {1};
-  const std::string by_default = schedule::print_trace(space.trace_of(space.default_point()));
-  const std::string trace = schedule::print_trace(space.trace_of(point));
-  CHECK_THAT(trace, Catch::StartsWith(by_default) && Catch::EndsWith("unroll(i_j_fused_1_1)\n"));
-  CHECK_THAT(by_default, !Catch::Contains("unroll("));
-  // Blocks with another name have no such knob.
-  SearchSpace other(parse_func(schedule::test::kElementwiseKernel), testing::avx512());
-  for (const Knob& knob : other.knobs()) CHECK_FALSE(knob.name.ends_with(".probe_unroll"));
-  // A name taken already is a bug of whoever registers it.
-  CHECK_THROWS_AS(RegisterKnob({"probe_unroll", "", offer_probe, apply_probe}), InternalError);
 }

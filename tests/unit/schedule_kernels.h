@@ -172,6 +172,40 @@ inline const char* const kFromBlocksKernel = R"(func @from_blocks(X: f32[1,2,4,2
 }
 )";
 
+// A grouped pointwise convolution (3 groups of 2 input and 8 output channels) over 4 x 8
+// positions, with its bias and Relu: the GEMM rule splits its output channels by group
+// (split_groups), and folds the epilogue into the tile's copy-out.
+inline const char* const kGroupedConvKernel = R"(func @grouped(x: f32[1,6,4,8], w: f32[24,2,1,1], b: f32[24], y: f32[1,24,4,8]) {
+  alloc conv: f32[1,24,32] {
+    for i0 in 0..1 {
+      for i1 in 0..24 {
+        for i2 in 0..32 {
+          for k0 in 0..2 {
+            block conv(v0 = spatial(1) i0, v1 = spatial(24) i1, v2 = spatial(32) i2, r0 = reduce(2) k0) {
+              reads(conv[v0, v1, v2], x[v0, floordiv(v1, 8) * 2 + r0, floordiv(v2, 8), floormod(v2, 8)], w[v1, r0, 0, 0]) writes(conv[v0, v1, v2])
+              init { conv[v0, v1, v2] = 0.0 }
+              conv[v0, v1, v2] = conv[v0, v1, v2] + x[v0, floordiv(v1, 8) * 2 + r0, floordiv(v2, 8), floormod(v2, 8)] * w[v1, r0, 0, 0]
+            }
+          }
+        }
+      }
+    }
+    for i0 in 0..1 {
+      for i1 in 0..24 {
+        for i2 in 0..4 {
+          for i3 in 0..8 {
+            block relu(v0 = spatial(1) i0, v1 = spatial(24) i1, v2 = spatial(4) i2, v3 = spatial(8) i3) {
+              reads(conv[v0, v1, v2 * 8 + v3], b[v1]) writes(y[v0, v1, v2, v3])
+              y[v0, v1, v2, v3] = max(conv[v0, v1, v2 * 8 + v3] + b[v1], 0.0)
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
 inline const std::vector<ScheduleKernel> kScheduleKernels = {
     {"gemm", kGemmKernel, true},
     {"conv2d", kConv2dKernel, true},
@@ -179,6 +213,7 @@ inline const std::vector<ScheduleKernel> kScheduleKernels = {
     {"softmax", kSoftmaxKernel, false},
     {"chain", kElementwiseKernel, true},
     {"from_blocks", kFromBlocksKernel, true},
+    {"grouped", kGroupedConvKernel, true},
 };
 
 }  // namespace minic::schedule::test

@@ -164,7 +164,11 @@ TEST_CASE("the GEMM tile: column tiles to share, a panel in L1, multiply-adds pe
   // A grouped 1 x 1 convolution over 28 x 28 = 784 positions: 12 tiles of four vectors
   // and one of one.
   CHECK(tile(112, 784, 28, avx512) == std::pair<int64_t, int64_t>{6, 64});
-  // Columns that are not whole vectors: column_tile and row_tile, as before.
+  // Columns that are not whole vectors: tiles of two or four vectors where the last tile
+  // is under one vector (14 x 14 = 196 positions: three of 64 and one of 4; 100: three of
+  // 32 and one of 4), else column_tile and row_tile (56: three of 16 and one of 8).
+  CHECK(tile(68, 196, 68, avx512) == std::pair<int64_t, int64_t>{6, 64});
+  CHECK(tile(64, 100, 64, avx512) == std::pair<int64_t, int64_t>{8, 32});
   CHECK(tile(64, 56, 64, avx512) == std::pair<int64_t, int64_t>{8, 16});
 }
 

@@ -94,6 +94,15 @@ int read_index(const loop::Block& block, const loop::Load* load);
 std::optional<LoopRef> row_loop(Schedule& sch, const loop::Block& block, const LoopRoles& roles,
                                 const Operands& operands);
 
+// A grouped convolution's output channel loop `i` split by group, where the columns
+// operand is read at floordiv(i, q) (its input channel, group(m) * group_in + c) with q
+// less than the extent of i and dividing it: `i` becomes the q channels of a group, and
+// the loop over the groups is returned; nullopt, and nothing split, for other rows. The
+// GEMM rule then takes register tiles that divide the group (68 channels: 4 rows, not 6 and
+// a last 2), so that the rows of a tile read one input row, loaded once for all of them.
+std::optional<LoopRef> split_groups(Schedule& sch, const loop::Block& block, LoopRef& i,
+                                    const Operands& operands);
+
 // The loops of a block that a primitive made: the last `count` of get_loops.
 std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_t count);
 
@@ -117,18 +126,19 @@ struct GemmTile {
   int64_t columns = 0;
 };
 
-// The GEMM rule's tile for rows x columns outputs summed over `reduction` products. Where
-// the column extent is whole vectors: 2 or 4 vectors (1 where the extent is one), the last
-// column tile one or two vectors where they do not divide it (never three: a 48-lane
-// vector compiles badly), by 2 to 8 rows (a last, shorter row tile likewise), rows x
-// vectors accumulators within accumulator_registers. Each step of the reduction loads `rows`
-// broadcasts and the vectors for rows x vectors multiply-adds. Tiles compare by, in turn:
+// The GEMM rule's tile for rows x columns outputs summed over `reduction` products: 2 or 4
+// vectors (1 where the extent is one), the last column tile one or two vectors where they
+// do not divide it (never three: a 48-lane vector compiles badly), or less than one where
+// the extent is not whole vectors (196: three of 64 and one of 4), by 2 to 8 rows (a
+// last, shorter row tile likewise), rows x vectors accumulators within
+// accumulator_registers. Each step of the reduction loads `rows` broadcasts and the
+// vectors for rows x vectors multiply-adds. Tiles compare by, in turn:
 // leaving kMinParallelExtent column tiles or more (the loop the threads share, each
 // packing its own panels); a panel of columns (reduction x columns floats) within
 // kPanelBytes, so that it stays in L1 while every row tile reads it (BERT's 256-long
 // reductions: 2 vectors, 32 KB); the most multiply-adds per load (6 x 4 vectors: 24 for
-// 10 loads; 8 x 2: 16 for 10). Other column extents: column_tile and row_tile. Rows 1
-// where no tile fits.
+// 10 loads; 8 x 2: 16 for 10). Column extents that no such tile ends well (56: 32 would
+// end in 24): column_tile and row_tile. Rows 1 where no tile fits.
 GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Target& target);
 
 // gemm_tile's tile, refused (an Error) where it has no columns or fewer than 2 rows: the

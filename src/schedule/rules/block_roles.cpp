@@ -5,6 +5,7 @@
 
 #include "../loop_tree.h"
 #include "minic/ir/loop/analysis.h"
+#include "minic/ir/loop/visitor.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
 
@@ -135,6 +136,51 @@ std::optional<LoopRef> row_loop(Schedule& sch, const Block& block, const LoopRol
   return i;
 }
 
+namespace {
+
+// The divisors q of floordiv(e, q) in an expression whose e uses `var`.
+class GroupDivisors : public loop::IRVisitor {
+ public:
+  explicit GroupDivisors(const loop::Var* var) : var_(var) {}
+  std::vector<int64_t> divisors;
+
+  void visit_FloorDiv(const loop::FloorDiv* node) override {
+    std::optional<int64_t> q = loop::as_const_int(node->b);
+    if (q && *q > 1 && loop::uses_var(node->a, var_)) divisors.push_back(*q);
+    IRVisitor::visit_FloorDiv(node);
+  }
+
+ private:
+  const loop::Var* var_;
+};
+
+// The group size q of a grouped row loop i (split_groups).
+std::optional<int64_t> row_group(Schedule& sch, const Block& block, const LoopRef& i,
+                                 const Operands& operands) {
+  const loop::Var* loop_var = sch.loop_var(i.var).as<loop::Var>();
+  const int64_t extent = extent_of(sch, i);
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (!loop::uses_var(iter.binding, loop_var)) continue;
+    GroupDivisors found(iter.var.as<loop::Var>());
+    for (const loop::Expr& index : operands.columns->indices) found.visit(index);
+    for (int64_t q : found.divisors) {
+      if (q < extent && extent % q == 0) return q;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<LoopRef> split_groups(Schedule& sch, const Block& block, LoopRef& i,
+                                    const Operands& operands) {
+  std::optional<int64_t> group = row_group(sch, block, i, operands);
+  if (!group) return std::nullopt;
+  std::vector<LoopRef> parts = sch.split(i, {-1, *group});
+  i = parts[1];
+  return parts[0];
+}
+
 std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_t count) {
   std::vector<LoopRef> loops = sch.get_loops(block);
   if (loops.size() < count) fail("expected {} loops", count);
@@ -151,8 +197,9 @@ std::vector<LoopRef> loops_below(Schedule& sch, const BlockRef& block, const Loo
   return {at + 1, loops.end()};
 }
 
-// An extent that is not whole vectors (a MatMul of 56 or 100 columns) takes one vector and
-// a last, shorter tile (56: three of 16 and one of 8, cut off by partition-loops): a tile of
+// An extent that is not whole vectors and that gemm_tile's tiles of two or four vectors do
+// not end well (a MatMul of 56 columns) takes one vector and a last, shorter tile (56: three
+// of 16 and one of 8, cut off by partition-loops): a tile of
 // an odd number of lanes (28 = 56 / 2) compiles to split vectors whose accumulators stay in
 // memory (a 1024 x 56 MatMul: 4 GFLOP/s with tiles of 28, 110 with 16 and a tail). Below
 // one vector, the largest divisor from 7 (a 7- or 14-wide row): one short vector.
@@ -176,10 +223,6 @@ int64_t row_tile(int64_t extent, int64_t columns, const Target& target) {
 
 GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Target& target) {
   const int64_t lanes = vector_lanes(target);
-  if (columns % lanes != 0) {
-    int64_t nr = column_tile(columns, lanes);
-    return {nr == 0 ? 1 : row_tile(rows, nr, target), nr};
-  }
   // Candidates compare by (enough column tiles to share, a panel that fits L1, multiply-
   // adds per load), the first that differs deciding.
   GemmTile best;
@@ -188,9 +231,10 @@ GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Targe
   // of 3 x 16 floats badly (a 1024 x 96 MatMul ran at 4 GFLOP/s with 48-lane tiles, at 156
   // with 32).
   for (int64_t vectors = 1; vectors <= 4 && vectors * lanes <= columns; vectors *= 2) {
-    // A last, shorter tile of one or two vectors (never three).
+    // A last, shorter tile of one or two vectors (never three), or of less than one where
+    // the columns are not whole vectors (196: three tiles of 64 and one of 4).
     const int64_t tail = columns % (vectors * lanes);
-    if (tail != 0 && tail != lanes && tail != 2 * lanes) continue;
+    if (tail > lanes && tail != 2 * lanes) continue;
     // One vector (8 multiply-adds for 9 loads) only where the columns are one vector.
     if (vectors == 1 && columns > lanes) continue;
     const int64_t tiles = (columns + vectors * lanes - 1) / (vectors * lanes);
@@ -206,8 +250,11 @@ GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Targe
       }
     }
   }
-  if (best.columns == 0) return {1, column_tile(columns, lanes)};  // fewer than 2 rows
-  return best;
+  if (best.columns != 0) return best;
+  // Fewer than 2 rows, or columns that no tile of two or four vectors ends well (56: 16
+  // and a last 8).
+  const int64_t nr = column_tile(columns, lanes);
+  return {nr == 0 ? 1 : row_tile(rows, nr, target), nr};
 }
 
 GemmTile gemm_tile_or_fail(int64_t rows, int64_t columns, int64_t reduction,

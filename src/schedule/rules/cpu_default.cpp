@@ -18,7 +18,9 @@
 //                and the panel of B one column tile reads is copied, once per jo, into a
 //                contiguous buffer (cache_read + compute_at: packing). The loop pass
 //                compact-buffers then shrinks both staging buffers to their tiles, so
-//                the accumulator lives in registers and the packed panel in cache.
+//                the accumulator lives in registers and the packed panel in cache. A
+//                grouped convolution's i is split by group first (split_groups), its
+//                row tiles divide the group, and the group loop is fused with io;
 //   blocked conv a multiply-accumulate whose innermost output axis is one vector of
 //                channels that the weights hold too (a convolution in the blocked layout
 //                NCHWc), tried before the GEMM rule: a register tile of positions by
@@ -90,11 +92,17 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   LoopRef j = roles.spatial.back();
   std::optional<LoopRef> i = row_loop(sch, block, roles, operands);
   if (!i) fail("the rows operand depends on no outer spatial loop");
+  const int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
+  const LoopRef row = *i;
+  std::optional<LoopRef> group = split_groups(sch, block, *i, operands);
   GemmTile tile = gemm_tile_or_fail(extent_of(sch, *i), extent_of(sch, j),
                                     product(sch, roles.reduce), target);
+  if (group && extent_of(sch, *i) % tile.rows != 0) {
+    tile.rows = row_tile(extent_of(sch, *i), tile.columns, target);
+    if (tile.rows == 1) fail("no register tile of 2 rows or more divides a group");
+  }
   const int64_t mr = tile.rows;
   const int64_t nr = tile.columns;
-  int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
   int columns_read = read_index(block, operands.columns);
 
   // The tile of C accumulates in a local buffer (registers, once compact-buffers has
@@ -104,15 +112,22 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   std::vector<LoopRef> i_parts = sch.split(*i, {-1, mr});
   std::vector<LoopRef> outer;
   for (const LoopRef& loop : roles.spatial) {
-    if (loop.var != i->var && loop.var != j.var) outer.push_back(loop);
+    if (loop.var != row.var && loop.var != j.var) outer.push_back(loop);
   }
   outer.push_back(j_parts[0]);
+  if (group) outer.push_back(*group);
   outer.push_back(i_parts[0]);
   std::vector<LoopRef> order = outer;
   order.insert(order.end(), roles.reduce.begin(), roles.reduce.end());
   order.push_back(i_parts[1]);
   order.push_back(j_parts[1]);
   sch.reorder(order);
+  if (group) {
+    // The groups and their row tiles: one loop, for the threads to share.
+    i_parts[0] = sch.fuse({*group, i_parts[0]});
+    outer.resize(outer.size() - 2);
+    outer.push_back(i_parts[0]);
+  }
   sch.reverse_compute_at(copy, i_parts[0]);
   // A GEMM's B panel that one column tile reads is copied into a contiguous buffer
   // (compact-buffers shrinks the copy to the panel) once per column tile: every row tile
