@@ -94,9 +94,16 @@ int read_index(const loop::Block& block, const loop::Load* load);
 std::optional<LoopRef> row_loop(Schedule& sch, const loop::Block& block, const LoopRoles& roles,
                                 const Operands& operands);
 
+// k if `load` reads the iteration variables that `loop_ref` feeds (the variable itself as
+// the loop's binding) only as floordiv(v, k), one k: the input of a grouped convolution
+// reads its output channel m only through its group, floordiv(m, group_out) (in the
+// blocked layout, the block of output channels mb, floordiv(mb, Mg / b)); nullopt otherwise.
+std::optional<int64_t> group_size(Schedule& sch, const loop::Block& block, const loop::Load& load,
+                                  const LoopRef& loop_ref);
+
 // A grouped convolution's output channel loop `i` split by group, where the columns
-// operand is read at floordiv(i, q) (its input channel, group(m) * group_in + c) with q
-// less than the extent of i and dividing it: `i` becomes the q channels of a group, and
+// operand reads it only at floordiv(i, q) (group_size: its input channel,
+// group(m) * group_in + c) with q less than the extent of i and dividing it: `i` becomes the q channels of a group, and
 // the loop over the groups is returned; nullopt, and nothing split, for other rows. The
 // GEMM rule then takes register tiles that divide the group (68 channels: 4 rows, not 6 and
 // a last 2), so that the rows of a tile read one input row, loaded once for all of them.

@@ -138,36 +138,58 @@ std::optional<LoopRef> row_loop(Schedule& sch, const Block& block, const LoopRol
 
 namespace {
 
-// The divisors q of floordiv(e, q) in an expression whose e uses `var`.
-class GroupDivisors : public loop::IRVisitor {
+// Replaces floordiv(var, k) by a placeholder and collects the k's: what is left of an index
+// then shows whether `var` is read only through its groups.
+class GroupsOf : public loop::IRMutator {
  public:
-  explicit GroupDivisors(const loop::Var* var) : var_(var) {}
+  explicit GroupsOf(const loop::Var* var) : var_(var) {}
   std::vector<int64_t> divisors;
 
-  void visit_FloorDiv(const loop::FloorDiv* node) override {
-    std::optional<int64_t> q = loop::as_const_int(node->b);
-    if (q && *q > 1 && loop::uses_var(node->a, var_)) divisors.push_back(*q);
-    IRVisitor::visit_FloorDiv(node);
+  loop::Expr mutate_FloorDiv(const loop::FloorDiv* node, const loop::Expr& self) override {
+    std::optional<int64_t> k = loop::as_const_int(node->b);
+    if (node->a.as<loop::Var>() == var_ && k && *k > 0) {
+      divisors.push_back(*k);
+      return loop::IntImm::make(0, node->a.type());
+    }
+    return loop::IRMutator::mutate_FloorDiv(node, self);
   }
 
  private:
   const loop::Var* var_;
 };
 
-// The group size q of a grouped row loop i (split_groups).
-std::optional<int64_t> row_group(Schedule& sch, const Block& block, const LoopRef& i,
-                                 const Operands& operands) {
-  const loop::Var* loop_var = sch.loop_var(i.var).as<loop::Var>();
-  const int64_t extent = extent_of(sch, i);
+}  // namespace
+
+std::optional<int64_t> group_size(Schedule& sch, const loop::Block& block, const loop::Load& load,
+                                  const LoopRef& loop_ref) {
+  const loop::Var* var = sch.loop_var(loop_ref.var).as<loop::Var>();
+  std::optional<int64_t> size;
   for (const loop::IterVar& iter : block.iter_vars) {
-    if (!loop::uses_var(iter.binding, loop_var)) continue;
-    GroupDivisors found(iter.var.as<loop::Var>());
-    for (const loop::Expr& index : operands.columns->indices) found.visit(index);
-    for (int64_t q : found.divisors) {
-      if (q < extent && extent % q == 0) return q;
+    if (!loop::uses_var(iter.binding, var)) continue;
+    if (iter.binding.as<loop::Var>() != var) return std::nullopt;
+    const loop::Var* v = iter.var.as<loop::Var>();
+    for (const loop::Expr& index : load.indices) {
+      GroupsOf groups(v);
+      if (loop::uses_var(groups.mutate(index), v)) return std::nullopt;
+      for (int64_t k : groups.divisors) {
+        if (size && *size != k) return std::nullopt;
+        size = k;
+      }
     }
   }
-  return std::nullopt;
+  return size;
+}
+
+namespace {
+
+// The group size q of a grouped row loop i (split_groups): the columns operand reads i's
+// variable only through floordiv(v, q), with q less than i's extent and dividing it.
+std::optional<int64_t> row_group(Schedule& sch, const Block& block, const LoopRef& i,
+                                 const Operands& operands) {
+  std::optional<int64_t> q = group_size(sch, block, *operands.columns, i);
+  const int64_t extent = extent_of(sch, i);
+  if (!q || *q >= extent || extent % *q != 0) return std::nullopt;
+  return q;
 }
 
 }  // namespace

@@ -58,7 +58,6 @@
 #include "minic/schedule/block_roles.h"
 
 #include "minic/ir/loop/analysis.h"
-#include "minic/ir/loop/visitor.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
 
@@ -92,49 +91,6 @@ bool reads_loop(Schedule& sch, const loop::Block& block, const loop::Load& load,
     }
   }
   return false;
-}
-
-// Replaces floordiv(var, k) by a placeholder and collects the k's: what is left of an index
-// then shows whether `var` is read only through its groups.
-class GroupsOf : public loop::IRMutator {
- public:
-  explicit GroupsOf(const loop::Var* var) : var_(var) {}
-  std::vector<int64_t> divisors;
-
-  loop::Expr mutate_FloorDiv(const loop::FloorDiv* node, const loop::Expr& self) override {
-    std::optional<int64_t> k = loop::as_const_int(node->b);
-    if (node->a.as<loop::Var>() == var_ && k && *k > 0) {
-      divisors.push_back(*k);
-      return loop::IntImm::make(0, node->a.type());
-    }
-    return loop::IRMutator::mutate_FloorDiv(node, self);
-  }
-
- private:
-  const loop::Var* var_;
-};
-
-// k if `load` reads the iteration variables that `loop_ref` feeds (the variable itself as
-// the loop's binding) only as floordiv(v, k), one k: the input of a grouped convolution
-// reads the block of output channels mb only through its group, floordiv(mb, Mg / b).
-std::optional<int64_t> group_size(Schedule& sch, const loop::Block& block, const loop::Load& load,
-                                  const LoopRef& loop_ref) {
-  const loop::Var* var = sch.loop_var(loop_ref.var).as<loop::Var>();
-  std::optional<int64_t> size;
-  for (const loop::IterVar& iter : block.iter_vars) {
-    if (!loop::uses_var(iter.binding, var)) continue;
-    if (iter.binding.as<loop::Var>() != var) return std::nullopt;
-    const loop::Var* v = iter.var.as<loop::Var>();
-    for (const loop::Expr& index : load.indices) {
-      GroupsOf groups(v);
-      if (loop::uses_var(groups.mutate(index), v)) return std::nullopt;
-      for (int64_t k : groups.divisors) {
-        if (size && *size != k) return std::nullopt;
-        size = k;
-      }
-    }
-  }
-  return size;
 }
 
 // The block that writes `buffer` when its value is a select (zero borders around an
