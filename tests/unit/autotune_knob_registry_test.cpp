@@ -56,6 +56,8 @@ TEST_CASE("a registered knob joins the space of the blocks it is offered", "[aut
   CHECK(space.default_point().at("probe.probe_unroll") == std::vector<int64_t>{0});
   CHECK(schedule::print_trace(space.trace_of(space.default_point())) ==
         schedule::print_trace(schedule::default_cpu_trace(space.func(), testing::avx512())));
+  CHECK(loop::print_func(space.apply(space.default_point())) ==
+        loop::print_func(schedule::default_cpu_schedule(space.func(), testing::avx512())));
   // Its other value is applied after the block's rule (its short rows fused first).
   Decisions point = space.default_point();
   point["probe.probe_unroll"] = {1};

@@ -10,7 +10,6 @@
 //     interpreter, same random inputs), mutation and crossover stay in the space;
 //   - decisions naming knobs the space lacks are refused, naming the knob.
 #include "minic/autotune/search_space.h"
-#include "minic/autotune/knob_registry.h"
 
 #include "schedule_kernels.h"
 #include "schedule_test_util.h"
