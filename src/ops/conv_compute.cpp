@@ -117,7 +117,7 @@ std::vector<ComputeTensor> pointwise_conv_compute(const ComputeContext& ctx,
 bool is_strided_pointwise(const ConvAttributes& a) {
   const WindowGeometry& g = a.window;
   return a.group == 1 && g.rank() == 2 && all_equal(g.kernel, 1) && all_equal(g.dilations, 1) &&
-         all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0);
+         all_equal(g.pads_begin, 0) && all_equal(g.pads_end, 0) && !all_equal(g.strides, 1);
 }
 
 // The flattened position count that column tiles divide: one vector of the target's f32
