@@ -221,10 +221,10 @@ std::vector<LoopRef> loops_below(Schedule& sch, const BlockRef& block, const Loo
 
 // An extent that is not whole vectors and that gemm_tile's tiles of two or four vectors do
 // not end well (a MatMul of 56 columns) takes one vector and a last, shorter tile (56: three
-// of 16 and one of 8, cut off by partition-loops): a tile of
-// an odd number of lanes (28 = 56 / 2) compiles to split vectors whose accumulators stay in
-// memory (a 1024 x 56 MatMul: 4 GFLOP/s with tiles of 28, 110 with 16 and a tail). Below
-// one vector, the largest divisor from 7 (a 7- or 14-wide row): one short vector.
+// of 16 and one of 8, cut off by partition-loops): a tile of an odd number of lanes (28 =
+// 56 / 2) compiles to split vectors whose accumulators stay in memory (a 1024 x 56 MatMul:
+// 4 GFLOP/s with tiles of 28, 110 with 16 and a tail). Below one vector, the largest
+// divisor from 7 (a 7- or 14-wide row): one short vector.
 int64_t column_tile(int64_t extent, int64_t lanes) {
   if (extent % (2 * lanes) == 0) return 2 * lanes;
   if (extent % lanes == 0 || extent > lanes) return lanes;
