@@ -45,7 +45,7 @@ bool is_per_tensor_dequantize(const Node& node) {
     return false;
   }
   const double s = scale->constant->as_double(0);
-  return std::isnormal(s) && s > 0 && std::abs(s) < 1e30;
+  return std::isnormal(s) && s > 0 && s < 1e30;
 }
 
 // True if the two values hold the same one number of the same type (or both are absent).
