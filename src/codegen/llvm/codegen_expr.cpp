@@ -27,7 +27,7 @@
 // Chapter: docs/module6-llvm-cpu.md#2-expressions-statements-intrinsics
 #include "codegen.h"
 
-#include "minic/ir/loop/visitor.h"
+#include "minic/ir/loop/analysis.h"
 #include "minic/support/error.h"
 
 #include <cmath>
@@ -38,20 +38,6 @@ namespace minic::codegen::llvm_backend {
 using namespace minic::loop;
 
 namespace {
-
-// True if evaluating `expr` reads memory: such an operand of a Select must not run when
-// the Select does not pick it.
-class ReadsMemory : public IRVisitor {
- public:
-  bool found = false;
-  void visit_Load(const Load*) override { found = true; }
-};
-
-bool reads_memory(const Expr& expr) {
-  ReadsMemory visitor;
-  visitor.visit(expr);
-  return visitor.found;
-}
 
 // The value of an integer constant, scalar or broadcast.
 std::optional<int64_t> constant_int(const Expr& expr) {
@@ -249,9 +235,8 @@ llvm::Value* CodeGen::emit_quantized(const Expr& value) {
   };
   if (const Div* div = quotient(value)) return emit_round_of_quotient(div);
   const auto* sum = value.as<Add>();
-  if (sum && quotient(sum->a)) {
-    llvm::Value* rounded = emit_round_of_quotient(quotient(sum->a));
-    return builder_.CreateFAdd(rounded, emit(sum->b));
+  if (const Div* div = sum ? quotient(sum->a) : nullptr) {
+    return builder_.CreateFAdd(emit_round_of_quotient(div), emit(sum->b));
   }
   return emit(value);
 }

@@ -244,6 +244,15 @@ bool uses_var(const Stmt& stmt, const Var* var) {
   return finder.found;
 }
 
+bool reads_memory(const Expr& expr) {
+  struct LoadFinder : IRVisitor {
+    bool found = false;
+    void visit_Load(const Load*) override { found = true; }
+  } finder;
+  finder.visit(expr);
+  return finder.found;
+}
+
 IntBound bound_of(const Expr& expr, const VarBounds& bounds) {
   return BoundEvaluator(bounds).eval(expr);
 }

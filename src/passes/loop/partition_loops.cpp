@@ -94,7 +94,7 @@ class GuardCollector : public IRVisitor {
     if (const And* both = condition.as<And>()) {
       add(both->a);
       add(both->b);
-    } else if (uses_var(condition, var_) && !pass_util::reads_memory(condition)) {
+    } else if (uses_var(condition, var_) && !reads_memory(condition)) {
       // (a condition that reads a buffer tests data, which no range of the loop proves)
       guards.push_back({condition, inner_});
     }

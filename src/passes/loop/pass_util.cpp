@@ -5,7 +5,6 @@
 
 #include "minic/ir/loop/access.h"
 #include "minic/ir/loop/binary_operands.h"
-#include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
 
 #include <cstring>
@@ -105,15 +104,6 @@ Expr make_operator(ExprKind kind, const std::vector<Expr>& operands) {
 
 bool uses_buffer(const Stmt& stmt, const BufferNode* buffer) {
   return buffer_use(stmt).touches(buffer);
-}
-
-bool reads_memory(const Expr& expr) {
-  struct LoadFinder : IRVisitor {
-    bool found = false;
-    void visit_Load(const Load*) override { found = true; }
-  } finder;
-  finder.visit(expr);
-  return finder.found;
 }
 
 Stmt no_op() { return Evaluate::make(IntImm::make(0)); }

@@ -28,8 +28,6 @@ Expr make_operator(ExprKind kind, const std::vector<Expr>& operands);
 // True if `stmt` loads from or stores to `buffer`, or names it in a block region
 // (loop::buffer_use, include/minic/ir/loop/access.h).
 bool uses_buffer(const Stmt& stmt, const BufferNode* buffer);
-// True if `expr` loads from a buffer: a value of data, not of indices alone.
-bool reads_memory(const Expr& expr);
 
 // `evaluate 0`: the statement that does nothing.
 Stmt no_op();

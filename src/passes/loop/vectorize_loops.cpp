@@ -191,8 +191,7 @@ class Widener {
     // A vector select evaluates both operands in every lane: a load it guarded might then
     // read outside its buffer.
     if (condition.type().lanes > 1 &&
-        (pass_util::reads_memory(node->true_value) ||
-         pass_util::reads_memory(node->false_value))) {
+        (reads_memory(node->true_value) || reads_memory(node->false_value))) {
       return give_up();
     }
     Expr true_value = vector(widen(node->true_value));

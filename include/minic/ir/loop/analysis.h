@@ -47,6 +47,9 @@ bool uses_var(const Expr& expr, const Var* var);
 bool uses_var(const Stmt& stmt, const Var* var);
 // True if `expr` uses any variable for which `pred` is true.
 bool uses_any_var(const Expr& expr, const std::function<bool(const Var*)>& pred);
+// True if evaluating `expr` loads from a buffer: a value of data, not of indices alone
+// (a select must not evaluate such an operand it does not pick).
+bool reads_memory(const Expr& expr);
 
 // The inclusive range [min, max] of an i64 expression's values. The limits of int64_t
 // stand for "unbounded" on that side.
