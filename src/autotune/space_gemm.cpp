@@ -234,12 +234,9 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     int64_t extent_k = schedule::extent_of(probe, loops.reduce.front());
     int64_t groups = loops.group ? schedule::extent_of(probe, *loops.group) : 1;
     const int64_t lanes = schedule::vector_lanes(target);
-    schedule::GemmTile tile = schedule::gemm_tile_or_fail(
-        extent_i, extent_j, schedule::product(probe, loops.reduce), target);
-    if (loops.group && extent_i % tile.rows != 0) {
-      tile.rows = schedule::row_tile(extent_i, tile.columns, target);  // as the default rule
-      if (tile.rows == 1) fail("no register tile of 2 rows or more divides a group");
-    }
+    const schedule::GemmTile tile =
+        schedule::gemm_tile_or_fail(extent_i, extent_j, schedule::product(probe, loops.reduce),
+                                    target, loops.group.has_value());
     const int64_t nr = tile.columns;
     const int64_t mr = tile.rows;
     if (extent_k < 1) fail("the reduction extent is not constant");

@@ -102,11 +102,12 @@ std::optional<int64_t> group_size(Schedule& sch, const loop::Block& block, const
                                   const LoopRef& loop_ref);
 
 // A grouped convolution's output channel loop `i` split by group, where the columns
-// operand reads it only at floordiv(i, q) (group_size: its input channel,
-// group(m) * group_in + c) with q less than the extent of i and dividing it: `i` becomes the q channels of a group, and
-// the loop over the groups is returned; nullopt, and nothing split, for other rows. The
-// GEMM rule then takes register tiles that divide the group (68 channels: 4 rows, not 6 and
-// a last 2), so that the rows of a tile read one input row, loaded once for all of them.
+// operand reads it only at floordiv(i, q) (group_size: its input channel, group(m) *
+// group_in + c) with q less than the extent of i and dividing it: `i` becomes the q
+// channels of a group, and the loop over the groups is returned; nullopt, and nothing
+// split, for other rows. The GEMM rule then takes register tiles that divide the group
+// (gemm_tile_or_fail's whole_row_tiles), so that the rows of a tile read one input row,
+// loaded once for all of them.
 std::optional<LoopRef> split_groups(Schedule& sch, const loop::Block& block, LoopRef& i,
                                     const Operands& operands);
 
@@ -150,8 +151,10 @@ GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Targe
 
 // gemm_tile's tile, refused (an Error) where it has no columns or fewer than 2 rows: the
 // GEMM rule and its tuning space take a block on the same terms.
+// With `whole_row_tiles` (the rows of one group, split_groups) the row tile divides the
+// rows: row_tile's where gemm_tile's does not (68 rows: 4, not 6 and a last 2).
 GemmTile gemm_tile_or_fail(int64_t rows, int64_t columns, int64_t reduction,
-                           const Target& target);
+                           const Target& target, bool whole_row_tiles = false);
 
 // Which of loops of these extents (outermost first) runs in parallel: the first of
 // kMinParallelExtent iterations or more, whose threads' shares stay even (3 channel

@@ -280,9 +280,13 @@ GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Targe
 }
 
 GemmTile gemm_tile_or_fail(int64_t rows, int64_t columns, int64_t reduction,
-                           const Target& target) {
+                           const Target& target, bool whole_row_tiles) {
   GemmTile tile = gemm_tile(rows, columns, reduction, target);
   if (tile.columns == 0) fail("no column tile divides the innermost spatial extent");
+  if (whole_row_tiles && rows % tile.rows != 0) {
+    tile.rows = row_tile(rows, tile.columns, target);
+    if (tile.rows == 1) fail("no register tile of 2 rows or more divides a group");
+  }
   if (tile.rows == 1) fail("no register tile of 2 rows or more fits the row extent");
   return tile;
 }

@@ -95,12 +95,8 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
   const int64_t total_work = product(sch, roles.spatial) * product(sch, roles.reduce);
   const LoopRef row = *i;
   std::optional<LoopRef> group = split_groups(sch, block, *i, operands);
-  GemmTile tile = gemm_tile_or_fail(extent_of(sch, *i), extent_of(sch, j),
-                                    product(sch, roles.reduce), target);
-  if (group && extent_of(sch, *i) % tile.rows != 0) {
-    tile.rows = row_tile(extent_of(sch, *i), tile.columns, target);
-    if (tile.rows == 1) fail("no register tile of 2 rows or more divides a group");
-  }
+  const GemmTile tile = gemm_tile_or_fail(extent_of(sch, *i), extent_of(sch, j),
+                                          product(sch, roles.reduce), target, group.has_value());
   const int64_t mr = tile.rows;
   const int64_t nr = tile.columns;
   int columns_read = read_index(block, operands.columns);
