@@ -194,7 +194,7 @@ std::string register_violation(const std::string& block, const Decisions& point,
   const std::vector<int64_t>& rows = value_of(point, block, "tile_i");
   const std::vector<int64_t>& columns = value_of(point, block, "tile_j");
   const int64_t lanes = schedule::vector_lanes(target);
-  const int64_t registers = schedule::accumulator_registers(target);
+  const int64_t registers = accumulator_registers(target);
   int64_t vectors = (columns.back() + lanes - 1) / lanes;
   if (rows.back() * vectors <= registers) return "";
   return fmt::format("block {}: a register tile of {} rows x {} vectors needs more than {} "
@@ -234,7 +234,7 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     int64_t extent_k = schedule::extent_of(probe, loops.reduce.front());
     int64_t groups = loops.group ? schedule::extent_of(probe, *loops.group) : 1;
     const int64_t lanes = schedule::vector_lanes(target);
-    const schedule::GemmTile tile =
+    const GemmTile tile =
         schedule::gemm_tile_or_fail(extent_i, extent_j, schedule::product(probe, loops.reduce),
                                     target, loops.group.has_value());
     const int64_t nr = tile.columns;

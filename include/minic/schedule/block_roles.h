@@ -8,7 +8,8 @@
 //     and which multiplicand is read along the columns (multiplicands);
 //   - which spatial loop indexes the rows operand (row_loop): the i of an i x j tile;
 //   - how wide a column tile fits the innermost extent (column_tile), and how many rows of
-//     it the target's vector registers hold (row_tile);
+//     it the target's vector registers hold (row_tile; both, and the GEMM rule's tile
+//     gemm_tile, in include/minic/target/gemm_tile.h, which a graph pass reads too);
 //   - whether the nest has enough work to pay for threads (parallelize).
 // The sizes come from the target (include/minic/target/target.h), never from constants of
 // a rule: vector tiles are counted in f32 lanes of its vector registers (vector_lanes: 16
@@ -23,6 +24,7 @@
 
 #include "minic/ir/loop/stmt.h"
 #include "minic/schedule/schedule.h"
+#include "minic/target/gemm_tile.h"
 #include "minic/target/target.h"
 
 #include <cstdint>
@@ -32,7 +34,6 @@
 namespace minic::schedule {
 
 inline constexpr int64_t kParallelMinWork = 16384;  // iterations below which threads do not pay
-inline constexpr int64_t kMinParallelExtent = 8;    // a parallel loop's length, where there is one
 // A reduction is split among threads (schedule_reduction) into at most kMaxReductionParts
 // runs of at least kMinReductionPart iterations, where the nest has kMinSplitWork
 // iterations: below, a matrix-vector product's matrix (2 MB) sits in the caches and the
@@ -40,17 +41,11 @@ inline constexpr int64_t kMinParallelExtent = 8;    // a parallel loop's length,
 inline constexpr int64_t kMaxReductionParts = 16;
 inline constexpr int64_t kMinReductionPart = 64;
 inline constexpr int64_t kMinSplitWork = int64_t{1} << 19;
-// The panel of a GEMM's columns operand that a column tile reads should fit in this much
-// of L1 (32 KB or more on every x86 core of the last decade), where a tile allows it.
-inline constexpr int64_t kPanelBytes = 32 * 1024;
 
 // The f32 lanes of one vector register of a CPU target: the rules count vector tiles in
 // them whatever the element type (16 with AVX-512, 8 with AVX2).
 int64_t vector_lanes(const Target& target);
 
-// How many vector registers a register tile's accumulators may take: three quarters of
-// the target's (24 of AVX-512's 32, 12 of AVX2's 16), the rest holding the operands.
-int64_t accumulator_registers(const Target& target);
 
 // The loop's extent (constant in lowered kernels; 0 if it is not).
 int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref);
@@ -117,37 +112,6 @@ std::vector<LoopRef> innermost_loops(Schedule& sch, const BlockRef& block, size_
 // The loops of a block inside `above`, one of the loops around it (get_loops names a
 // loop anew at each call, so loops are told apart by their variables).
 std::vector<LoopRef> loops_below(Schedule& sch, const BlockRef& block, const LoopRef& above);
-
-// The column tile: one or two vectors of `lanes` where they divide the extent; one vector
-// (and a shorter last tile) where the extent is longer but not whole vectors; else the
-// largest divisor of the extent from 7; 0 if there is none.
-int64_t column_tile(int64_t extent, int64_t lanes);
-
-// The register tile's rows for a row extent and a column tile of `columns`: 8, 4 or 2,
-// the largest that divides the extent and whose accumulators (rows times the column
-// tile's vectors) fit in accumulator_registers(target); 1 if none does.
-int64_t row_tile(int64_t extent, int64_t columns, const Target& target);
-
-// A GEMM's register tile: `rows` of the row extent by `columns` of the innermost one.
-struct GemmTile {
-  int64_t rows = 1;
-  int64_t columns = 0;
-};
-
-// The GEMM rule's tile for rows x columns outputs summed over `reduction` products: 2 or 4
-// vectors (1 where the extent is one), the last column tile one or two vectors where they
-// do not divide it (never three: a 48-lane vector compiles badly), or less than one where
-// the extent is not whole vectors (196: three of 64 and one of 4), by 2 to 8 rows (a
-// last, shorter row tile likewise), rows x vectors accumulators within
-// accumulator_registers. Each step of the reduction loads `rows` broadcasts and the
-// vectors for rows x vectors multiply-adds. Tiles compare by, in turn:
-// leaving kMinParallelExtent column tiles or more (the loop the threads share, each
-// packing its own panels); a panel of columns (reduction x columns floats) within
-// kPanelBytes, so that it stays in L1 while every row tile reads it (BERT's 256-long
-// reductions: 2 vectors, 32 KB); the most multiply-adds per load (6 x 4 vectors: 24 for
-// 10 loads; 8 x 2: 16 for 10). Column extents that no such tile ends well (56: 32 would
-// end in 24): column_tile and row_tile. Rows 1 where no tile fits.
-GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Target& target);
 
 // gemm_tile's tile, refused (an Error) where it has no columns or fewer than 2 rows: the
 // GEMM rule and its tuning space take a block on the same terms.
