@@ -173,6 +173,13 @@ MatMulOperandIndices matmul_operand_indices(const MatMulShapes& s, int64_t a_ran
   return at;
 }
 
+ComputeTensor to_output_type(const ComputeContext& ctx, const ComputeTensor& sum) {
+  const TensorType& type = ctx.output_type(0);
+  if (sum.dtype() == type.dtype) return sum;
+  return ctx.compute(stage_name(ctx) + "_cast", type,
+                     [&](const Indices& i) { return cast(type.dtype, sum(i)); });
+}
+
 namespace {
 
 std::vector<TensorType> matmul_shape(const ShapeContext& ctx) {
@@ -303,14 +310,6 @@ std::vector<Tensor> gemm_kernel(const KernelContext& ctx) {
 }
 
 // --- compute rules ------------------------------------------------------------------------------
-
-// `sum` (of the accumulation type) converted to the output type, if they differ.
-ComputeTensor to_output_type(const ComputeContext& ctx, const ComputeTensor& sum) {
-  const TensorType& type = ctx.output_type(0);
-  if (sum.dtype() == type.dtype) return sum;
-  return ctx.compute(stage_name(ctx) + "_cast", type,
-                     [&](const Indices& i) { return cast(type.dtype, sum(i)); });
-}
 
 std::vector<ComputeTensor> matmul_compute(const ComputeContext& ctx) {
   const ComputeTensor& a = ctx.input(0);

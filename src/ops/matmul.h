@@ -31,6 +31,10 @@ MatMulOperandIndices matmul_operand_indices(const MatMulShapes& s, int64_t a_ran
                                             int64_t b_rank, const Indices& i,
                                             const loop::Expr& k);
 
+// `sum` (a product's sums, in the accumulation type) converted to the node's output type,
+// if they differ: the last stage of a compute rule.
+ComputeTensor to_output_type(const ComputeContext& ctx, const ComputeTensor& sum);
+
 // numpy.matmul(a, b) in a's element type (b's must be the same), products added in the
 // order k = 0, 1, ...; integers wrap (matmul.cpp's file comment).
 Tensor matmul_reference(const NodeContext& ctx, const Tensor& a, const Tensor& b);

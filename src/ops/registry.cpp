@@ -58,6 +58,7 @@ void register_normalization_stats_ops(OpRegistry& registry);  // RMSNorm, GroupN
 
 // Linear algebra, reductions and selection
 void register_matmul_ops(OpRegistry& registry);               // MatMul, Gemm
+void register_matmul_panels_ops(OpRegistry& registry);        // minic.MatMulPanels
 void register_einsum_ops(OpRegistry& registry);               // Einsum
 void register_det_ops(OpRegistry& registry);                  // Det
 void register_reduce_ops(OpRegistry& registry);               // ReduceSum, ReduceMean, ...
@@ -146,6 +147,7 @@ OpRegistry build_registry() {
 
   // Linear algebra, reductions and selection
   register_matmul_ops(registry);
+  register_matmul_panels_ops(registry);
   register_einsum_ops(registry);
   register_det_ops(registry);
   register_reduce_ops(registry);

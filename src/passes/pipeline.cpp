@@ -32,6 +32,7 @@ const std::vector<std::string>& default_pipeline() {
       "blocked-layout",    // CPU: convolution chains in blocks of channels (NCHWc)
       "winograd",          // CPU: 3x3 stride-1 convolutions by Winograd's minimal filtering
       "pack-int8-weights", // CPU: int8 weights in VNNI's words, packed at compile time
+      "pack-matmul-weights",  // CPU: a constant B in the panels the GEMM tile reads
       "dce",               // whatever is no longer used
       "fuse-ops",          // fusion groups: each becomes one kernel
   };

@@ -137,7 +137,10 @@ class OneDnn : public ExternalBackend {
                                  : "");
   }
 
-  std::vector<std::string> skip_passes() const override { return {"blocked-layout", "winograd"}; }
+  // Its kernels read convolutions in NCHW and a matrix product's B as ONNX stores it.
+  std::vector<std::string> skip_passes() const override {
+    return {"blocked-layout", "winograd", "pack-matmul-weights"};
+  }
 
  private:
   // The epilogue as post-ops: the residual's sum, then the Relu.

@@ -261,8 +261,11 @@ class ToyNpu : public ExternalBackend {
                        text.substr(std::string(kDevice).size() + 1));
   }
 
-  // Convolutions stay Conv nodes, in NCHW, for patterns that take them.
-  std::vector<std::string> skip_passes() const override { return {"blocked-layout", "winograd"}; }
+  // Convolutions stay Conv nodes, in NCHW, and matrix products MatMul or Gemm nodes, for
+  // patterns that take them.
+  std::vector<std::string> skip_passes() const override {
+    return {"blocked-layout", "winograd", "pack-matmul-weights"};
+  }
 
   std::string report() const override {
     int64_t simulated = 0;
