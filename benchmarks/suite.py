@@ -3,13 +3,13 @@
 The suite is the nine light models of the onnx package (backend/test/data/light: real
 architectures whose weights are ConstantOfShape nodes, so the files are small), the example
 models (ResNet-18, MobileNetV2, the BERT-style encoder and the same encoder at BERT-base's
-size, a 100-step Loop recurrence, a bidirectional LSTM, built by
-examples/models/build_models.py; the committed MLP), one-node MatMul models: square
+size, a 100-step Loop recurrence, a bidirectional LSTM, ResNet-50 with random weights, built
+by examples/models/build_models.py; the committed MLP), one-node MatMul models: square
 N x N x N and the shapes of a BERT layer's projections, and int8 models: ResNet-18,
-MobileNetV2, the encoder, BERT-base and the light ResNet-50 (its weights folded first)
-quantised by ONNX Runtime's quantize_static (QDQ format, int8 weights per channel, uint8
-activations, calibrated on 8 random inputs);
-ResNet-18, the encoder, BERT-base and the light ResNet-50 quantised by `minic quantize` the
+MobileNetV2, the encoder, BERT-base, the light ResNet-50 (its weights folded first) and
+ResNet-50 with random weights quantised by ONNX Runtime's quantize_static (QDQ format, int8
+weights per channel, uint8 activations, calibrated on 8 random inputs);
+ResNet-18, the encoder, BERT-base and both ResNet-50s quantised by `minic quantize` the
 same way (NAME_minic_int8); and the two encoders quantised by ONNX Runtime's
 quantize_dynamic (NAME_dynamic_int8: int8 weights, each MatMul's activations quantised at
 run time by DynamicQuantizeLinear). Every runtime runs each file as it is. A MatMul's
@@ -34,7 +34,7 @@ from compare_with_ort import random_inputs  # the model tests' input generator
 LIGHT_MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
                 "shufflenet", "squeezenet", "vgg19", "zfnet512"]
 BUILT_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base", "loop_rnn",
-                "lstm_tagger"]
+                "lstm_tagger", "resnet50_random"]
 SQUARE_GEMMS = [256, 512, 1024, 2048]
 # BERT-base-like layer at sequence length 128, hidden 256, FFN 1024 (the example encoder):
 # Q/K/V/output projections, FFN up, FFN down. M x K x N.
@@ -45,8 +45,11 @@ QUICK = ["squeezenet", "resnet50", "mlp", "matmul_256", "matmul_512", "matmul_12
 # The int8 models: `NAME_int8` is the built model NAME quantised by ONNX Runtime,
 # `NAME_minic_int8` by `minic quantize`, `NAME_dynamic_int8` by ONNX Runtime's
 # quantize_dynamic (prepare).
-INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base", "resnet50"]
-MINIC_INT8_MODELS = ["resnet18", "bert_encoder", "bert_base", "resnet50"]
+# resnet50 is the light model (its weights all one value: its int8 time is real, its
+# accuracy says nothing), resnet50_random the same network with random weights.
+INT8_MODELS = ["resnet18", "mobilenetv2", "bert_encoder", "bert_base", "resnet50",
+               "resnet50_random"]
+MINIC_INT8_MODELS = ["resnet18", "bert_encoder", "bert_base", "resnet50", "resnet50_random"]
 DYNAMIC_INT8_MODELS = ["bert_encoder", "bert_base"]
 
 

@@ -110,6 +110,53 @@ def build_resnet18():
     return g.model("ResNet-18 with random weights, BatchNormalization unfolded (minic example)")
 
 
+# -- resnet50 -----------------------------------------------------------------------------
+
+def bottleneck_block(g, x, prefix, c_in, width, stride):
+    """ResNet's Bottleneck (torchvision's, stride on the 3x3): 1x1 to `width`, 3x3, 1x1 to
+    4 x width, each with BN; a 1x1 conv + BN shortcut when the shape changes. The last BN's
+    scale is drawn small, as in basic_block."""
+    c_out = 4 * width
+    y = g.relu(g.batch_norm(g.conv(x, f"{prefix}.conv1", c_in, width, 1, bias=False),
+                            f"{prefix}.bn1", width))
+    y = g.relu(g.batch_norm(g.conv(y, f"{prefix}.conv2", width, width, 3, stride=stride,
+                                   bias=False), f"{prefix}.bn2", width))
+    y = g.batch_norm(g.conv(y, f"{prefix}.conv3", width, c_out, 1, bias=False),
+                     f"{prefix}.bn3", c_out, gamma_range=(0.2, 0.5))
+    shortcut = x
+    if stride != 1 or c_in != c_out:
+        shortcut = g.conv(x, f"{prefix}.downsample.0", c_in, c_out, 1, stride=stride,
+                          bias=False)
+        shortcut = g.batch_norm(shortcut, f"{prefix}.downsample.1", c_out)
+    return g.relu(g.op("Add", [y, shortcut], name=f"{prefix}.add"))
+
+
+def build_resnet50_random():
+    """ResNet-50 as torchvision defines it, 224x224, 1000 classes, with random weights
+    (He-normal convolutions, BatchNormalization unfolded): unlike the light model of the
+    ONNX tests, whose weights are all one value, its layers' ranges differ as a trained
+    network's do, so that quantising it says something about accuracy."""
+    g = GraphBuilder("resnet50_random", SEED)
+    x = g.input("input", np.float32, [1, 3, 224, 224])
+    x = g.conv(x, "conv1", 3, 64, 7, stride=2, bias=False)
+    x = g.relu(g.batch_norm(x, "bn1", 64))
+    x = g.op("MaxPool", [x], name="maxpool", kernel_shape=[3, 3], strides=[2, 2],
+             pads=[1, 1, 1, 1])
+    c_in = 64
+    for stage, (width, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2),
+                                                     (512, 3, 2)]):
+        for block in range(blocks):
+            x = bottleneck_block(g, x, f"layer{stage + 1}.{block}", c_in, width,
+                                 stride if block == 0 else 1)
+            c_in = 4 * width
+    x = g.op("GlobalAveragePool", [x], name="avgpool")
+    x = g.op("Flatten", [x], name="flatten", axis=1)
+    g.gemm(x, "fc", 2048, 1000)
+    rename_last_output(g, "logits")
+    g.output("logits", np.float32, [1, 1000])
+    return g.model("ResNet-50 with random weights, BatchNormalization unfolded (minic example)")
+
+
 # -- mobilenetv2 --------------------------------------------------------------------------
 
 # (expansion t, output channels c, repeats n, first stride s), from the paper's Table 2.
@@ -344,9 +391,10 @@ MODELS = {
     "loop_rnn": build_loop_rnn,
     "lstm_tagger": build_lstm_tagger,
     "bert_base": build_bert_base,
+    "resnet50_random": build_resnet50_random,
 }
 # Built only when named: large files that only the benchmarks use.
-ON_REQUEST = {"bert_base"}
+ON_REQUEST = {"bert_base", "resnet50_random"}
 
 
 def random_feeds(model, seed=0):
