@@ -6,8 +6,9 @@
 # loop nest, the equivalent C and the time of one call compiled (`--bench`: before the
 # trace and after it, with the GFLOP/s), so you can watch what each primitive does to the
 # loops and to the speed. The times are this machine's, measured as you run it.
-# At the end the trace replays to the same loop IR, and a primitive that would change
-# what the kernel computes is refused. (That every primitive keeps the kernel's results is
+# At the end the trace replays to the same loop IR, a primitive that would change
+# what the kernel computes is refused, and the default schedule of a product with
+# constant weights reads them in the panels a graph pass stored them in. (That every primitive keeps the kernel's results is
 # checked by the unit tests, which run the loop interpreter before and after.)
 #
 # Run it from the repository root after building:
@@ -90,5 +91,30 @@ if "$minic" schedule "$work/gemm.mloop" --trace "$work/gemm.trace" 2> "$work/err
 fi
 cat "$work/err.txt"
 expect "parallel" "$work/err.txt"
+
+# The default schedule does all of the above, and stages B: the panel of B one column tile
+# reads is copied into a contiguous buffer (b_global) before its row tiles run. When B is
+# a model's weights, a constant, the pack-matmul-weights pass stores B in those panels once,
+# at compile time (minic.MatMulPanels), and the kernel reads them in place.
+cat > "$work/weights.mgraph" <<'GRAPH'
+graph g(%a: f32[256,256], %b: f32[256,256]) -> (%c: f32[256,256], %d: f32[256,256]) opset 17 {
+  %w = const f32[256,256] splat<0.5>
+  %c = MatMul(%a, %b)
+  %d = MatMul(%a, %w)
+  return %c, %d
+}
+GRAPH
+printf '\n\033[1m$ %s\033[0m\n' \
+  "$minic opt weights.mgraph --emit scheduled --target 'llvm -mcpu=skylake-avx512' | grep ..."
+"$minic" opt "$work/weights.mgraph" --emit scheduled --target "llvm -mcpu=skylake-avx512" \
+  > "$work/weights.mloop"
+grep 'alloc b_global\|c_local\[ramp(0, 1, 32)\] = c_local.*b_global\|d_local\[ramp(0, 1, 32)\] = d_local.*w_panels' \
+  "$work/weights.mloop" | sed 's/^ *//'
+expect "alloc b_global" "$work/weights.mloop"
+expect "func @MatMulPanels_d(a: f32\[65536\], w_panels" "$work/weights.mloop"
+if grep -q "alloc w_panels_global" "$work/weights.mloop"; then
+  echo "expected the packed weights to be read in place" >&2
+  exit 1
+fi
 echo
 echo "tutorial 4 finished"
