@@ -72,6 +72,17 @@ def build_small_cnn():
 
 # -- resnet18 -----------------------------------------------------------------------------
 
+def residual_sum(g, x, y, prefix, c_in, c_out, stride):
+    """Relu(y + shortcut) at the end of a residual block: the shortcut is x, or a 1x1 conv
+    + BN of x when the block changes the shape."""
+    shortcut = x
+    if stride != 1 or c_in != c_out:
+        shortcut = g.conv(x, f"{prefix}.downsample.0", c_in, c_out, 1, stride=stride,
+                          bias=False)
+        shortcut = g.batch_norm(shortcut, f"{prefix}.downsample.1", c_out)
+    return g.relu(g.op("Add", [y, shortcut], name=f"{prefix}.add"))
+
+
 def basic_block(g, x, prefix, c_in, c_out, stride):
     """ResNet's BasicBlock: two 3x3 convs with BN; a 1x1 conv + BN shortcut when the
     shape changes. The second BN's scale is drawn small, as in trained networks, so the
@@ -80,12 +91,7 @@ def basic_block(g, x, prefix, c_in, c_out, stride):
     y = g.relu(g.batch_norm(y, f"{prefix}.bn1", c_out))
     y = g.conv(y, f"{prefix}.conv2", c_out, c_out, 3, bias=False)
     y = g.batch_norm(y, f"{prefix}.bn2", c_out, gamma_range=(0.2, 0.5))
-    shortcut = x
-    if stride != 1 or c_in != c_out:
-        shortcut = g.conv(x, f"{prefix}.downsample.0", c_in, c_out, 1, stride=stride,
-                          bias=False)
-        shortcut = g.batch_norm(shortcut, f"{prefix}.downsample.1", c_out)
-    return g.relu(g.op("Add", [y, shortcut], name=f"{prefix}.add"))
+    return residual_sum(g, x, y, prefix, c_in, c_out, stride)
 
 
 def build_resnet18():
@@ -123,12 +129,7 @@ def bottleneck_block(g, x, prefix, c_in, width, stride):
                                    bias=False), f"{prefix}.bn2", width))
     y = g.batch_norm(g.conv(y, f"{prefix}.conv3", width, c_out, 1, bias=False),
                      f"{prefix}.bn3", c_out, gamma_range=(0.2, 0.5))
-    shortcut = x
-    if stride != 1 or c_in != c_out:
-        shortcut = g.conv(x, f"{prefix}.downsample.0", c_in, c_out, 1, stride=stride,
-                          bias=False)
-        shortcut = g.batch_norm(shortcut, f"{prefix}.downsample.1", c_out)
-    return g.relu(g.op("Add", [y, shortcut], name=f"{prefix}.add"))
+    return residual_sum(g, x, y, prefix, c_in, c_out, stride)
 
 
 def build_resnet50_random():
