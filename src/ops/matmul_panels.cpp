@@ -20,23 +20,32 @@
 
 namespace minic {
 
+namespace {
+
+// For each row p of each panel q of a [K, N] matrix in panels of `width` columns, the run
+// of elements both layouts hold in order: `copy(panel_offset, matrix_offset, count)`, in
+// elements. Row p of panel q is columns q * width ... of the matrix's row p.
+template <typename Copy>
+void for_each_panel_row(int64_t k, int64_t n, int64_t width, Copy copy) {
+  for (int64_t q = 0; q * width < n; ++q) {
+    const int64_t count = std::min(width, n - q * width);
+    for (int64_t p = 0; p < k; ++p) copy((q * k + p) * width, p * n + q * width, count);
+  }
+}
+
+}  // namespace
+
 Tensor pack_panels(const Tensor& b, int64_t width) {
   MINIC_CHECK(b.rank() == 2 && width > 0);
   const int64_t k = b.shape()[0];
   const int64_t n = b.shape()[1];
-  const int64_t panels = (n + width - 1) / width;
   const size_t size = static_cast<size_t>(dtype_size(b.dtype()));
-  Tensor result(b.dtype(), {panels, k, width});  // zero-filled: the columns past N stay 0
+  Tensor result(b.dtype(), {(n + width - 1) / width, k, width});  // zero past column N
   const std::byte* from = b.bytes().data();
   std::byte* to = result.bytes().data();
-  // Row p of panel q is columns q * width ... of B's row p, one run of bytes.
-  for (int64_t q = 0; q < panels; ++q) {
-    const int64_t columns = std::min(width, n - q * width);
-    for (int64_t p = 0; p < k; ++p) {
-      std::memcpy(to + ((q * k + p) * width) * size, from + (p * n + q * width) * size,
-                  static_cast<size_t>(columns) * size);
-    }
-  }
+  for_each_panel_row(k, n, width, [&](int64_t panel, int64_t matrix, int64_t count) {
+    std::memcpy(to + panel * size, from + matrix * size, static_cast<size_t>(count) * size);
+  });
   return result;
 }
 
@@ -49,13 +58,9 @@ Tensor unpack_panels(const Tensor& panels, int64_t columns) {
   Tensor result(panels.dtype(), {k, columns});
   const std::byte* from = panels.bytes().data();
   std::byte* to = result.bytes().data();
-  for (int64_t q = 0; q < panels.shape()[0]; ++q) {
-    const int64_t run = std::min(width, columns - q * width);
-    for (int64_t p = 0; p < k; ++p) {
-      std::memcpy(to + (p * columns + q * width) * size, from + ((q * k + p) * width) * size,
-                  static_cast<size_t>(run) * size);
-    }
-  }
+  for_each_panel_row(k, columns, width, [&](int64_t panel, int64_t matrix, int64_t count) {
+    std::memcpy(to + matrix * size, from + panel * size, static_cast<size_t>(count) * size);
+  });
   return result;
 }
 

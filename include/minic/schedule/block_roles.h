@@ -46,7 +46,6 @@ inline constexpr int64_t kMinSplitWork = int64_t{1} << 19;
 // them whatever the element type (16 with AVX-512, 8 with AVX2).
 int64_t vector_lanes(const Target& target);
 
-
 // The loop's extent (constant in lowered kernels; 0 if it is not).
 int64_t extent_of(const Schedule& sch, const LoopRef& loop_ref);
 // The loop's kind: serial, parallel, vectorized, unrolled, or bound to a thread axis.

@@ -52,11 +52,11 @@ struct GemmTile {
 // the extent is not whole vectors (196: three of 64 and one of 4), by 2 to 8 rows (a
 // last, shorter row tile likewise), rows x vectors accumulators within
 // accumulator_registers. Each step of the reduction loads `rows` broadcasts and the
-// vectors for rows x vectors multiply-adds. Tiles compare by, in turn:
-// leaving kMinParallelExtent column tiles or more (the loop the threads share, each
-// packing its own panels where B is not packed already); a panel of columns (reduction x columns floats) within
-// kPanelBytes, so that it stays in L1 while every row tile reads it (BERT's 256-long
-// reductions: 2 vectors, 32 KB); the most multiply-adds per load (6 x 4 vectors: 24 for
+// vectors for rows x vectors multiply-adds. Tiles compare by, in turn: leaving
+// kMinParallelExtent column tiles or more (the loop the threads share, each packing its
+// own panels where B is not packed already); a panel of columns (reduction x columns
+// floats) within kPanelBytes, so that it stays in L1 while every row tile reads it (BERT's
+// 256-long reductions: 2 vectors, 32 KB); the most multiply-adds per load (6 x 4 vectors: 24 for
 // 10 loads; 8 x 2: 16 for 10). Column extents that no such tile ends well (56: 32 would
 // end in 24): column_tile and row_tile. Rows 1 where no tile fits.
 GemmTile gemm_tile(int64_t rows, int64_t columns, int64_t reduction, const Target& target);
