@@ -76,6 +76,7 @@ void register_lookup_table_ops(OpRegistry& registry);         // minic.LookupTab
 
 // Sequence models
 void register_attention_ops(OpRegistry& registry);            // Attention
+void register_fused_attention_ops(OpRegistry& registry);      // minic.FusedAttention
 void register_rotary_embedding_ops(OpRegistry& registry);     // RotaryEmbedding
 void register_linear_attention_ops(OpRegistry& registry);     // LinearAttention
 void register_causal_conv_ops(OpRegistry& registry);          // CausalConvWithState
@@ -164,6 +165,7 @@ OpRegistry build_registry() {
 
   // Sequence models
   register_attention_ops(registry);
+  register_fused_attention_ops(registry);
   register_rotary_embedding_ops(registry);
   register_linear_attention_ops(registry);
   register_causal_conv_ops(registry);

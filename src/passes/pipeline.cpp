@@ -26,6 +26,7 @@ const std::vector<std::string>& default_pipeline() {
       "fold-conv-affine",  // per-channel Mul/Add into the Conv before it
       "fuse-gelu",         // x * 0.5 * (1 + erf(x / sqrt 2)) → Gelu
       "fuse-layernorm",    // mean/variance/normalise chains → LayerNormalization
+      "fuse-attention",    // CPU: MatMul, scale, mask, Softmax, MatMul → FusedAttention
       "fuse-matmul-bias",  // MatMul + Add(bias) → Gemm
       "fold-constants",    // the folded weights of the passes above
       "pretranspose-weights",  // Gemm's constant B stored [K, N]: rows read in order

@@ -21,6 +21,15 @@ int64_t num_elements(const Shape& shape) {
 
 std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
 
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const size_t offset = to.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] != 1 && from[d] != to[offset + d]) return false;
+  }
+  return true;
+}
+
 Shape row_major_strides(const Shape& shape) {
   Shape strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) {

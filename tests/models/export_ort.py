@@ -37,7 +37,7 @@ CONTROL_FLOW = [control_flow_ort.if_in_loop, control_flow_ort.loop_in_if,
                 control_flow_ort.scan_two_inputs]
 # The passes that make what ONNX cannot hold: minic's own ops, fused nodes.
 NOT_ONNX_PASSES = {"blocked-layout", "winograd", "pack-int8-weights", "pack-matmul-weights",
-                   "fuse-ops"}
+                   "fuse-attention", "fuse-ops"}
 
 
 def onnx_passes(minic):

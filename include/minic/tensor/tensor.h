@@ -30,6 +30,10 @@ int64_t num_elements(const Shape& shape);
 std::string shape_string(const Shape& shape);
 // Row-major strides in elements.
 Shape row_major_strides(const Shape& shape);
+// True if `from` broadcasts to `to` by numpy's rules without changing `to`: aligned at the
+// last axis, each extent of `from` is 1 or the one of `to` ([128] and [1,4,1,128] to
+// [1,4,128,128]).
+bool broadcasts_to(const Shape& from, const Shape& to);
 
 struct TensorType {
   DType dtype = DType::f32;

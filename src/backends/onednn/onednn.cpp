@@ -137,9 +137,10 @@ class OneDnn : public ExternalBackend {
                                  : "");
   }
 
-  // Its kernels read convolutions in NCHW and a matrix product's B as ONNX stores it.
+  // Its kernels read convolutions in NCHW and a matrix product's B as ONNX stores it, and
+  // attention's two products stay MatMul nodes that it may take.
   std::vector<std::string> skip_passes() const override {
-    return {"blocked-layout", "winograd", "pack-matmul-weights"};
+    return {"blocked-layout", "winograd", "pack-matmul-weights", "fuse-attention"};
   }
 
  private:

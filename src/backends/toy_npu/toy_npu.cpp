@@ -261,10 +261,10 @@ class ToyNpu : public ExternalBackend {
                        text.substr(std::string(kDevice).size() + 1));
   }
 
-  // Convolutions stay Conv nodes, in NCHW, and matrix products MatMul or Gemm nodes, for
-  // patterns that take them.
+  // Convolutions stay Conv nodes, in NCHW, and matrix products MatMul or Gemm nodes (those
+  // of attention too), for patterns that take them.
   std::vector<std::string> skip_passes() const override {
-    return {"blocked-layout", "winograd", "pack-matmul-weights"};
+    return {"blocked-layout", "winograd", "pack-matmul-weights", "fuse-attention"};
   }
 
   std::string report() const override {

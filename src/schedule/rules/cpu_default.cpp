@@ -51,7 +51,8 @@
 //
 // Before the rules, a copy block (its value one load: a reshape, a transpose, a layout
 // change) that only elementwise blocks read is inlined into them (inline_copies), so that
-// its data moves once.
+// its data moves once. A kernel of minic.FusedAttention gets the attention rule
+// (cpu_attention.cpp) for its six blocks together instead.
 //
 // A rule that a primitive refuses (a shape it cannot tile) is dropped for that block, and
 // the block keeps the schedule it had: rules never make a kernel fail to compile.
@@ -63,6 +64,7 @@
 // Chapter: docs/module4-schedules.md#4-the-default-cpu-schedule
 #include "minic/schedule/rules.h"
 
+#include "cpu_attention.h"
 #include "minic/schedule/block_roles.h"
 #include "minic/schedule/primitives.h"
 #include "minic/schedule/schedule.h"
@@ -309,6 +311,7 @@ void check_cpu(const Target& target) {
 Schedule schedule_blocks(const loop::PrimFunc& func, const Target& target) {
   check_cpu(target);
   Schedule sch(func);
+  if (schedule_attention(sch, target)) return sch;  // cpu_attention.cpp
   inline_copies(sch);
   for (const std::string& name : get_block_names(func)) {
     if (!taken_by_earlier_rule(sch.func(), name)) schedule_block(sch, name, target);
