@@ -65,11 +65,19 @@ std::vector<ComputeTensor> lower_op(const Node& node, int opset, const Target& t
   if (!rule) throw NoComputeRule(rule_error(node, fused));
   std::vector<std::optional<ComputeTensor>> inputs;
   for (const Value* input : node.inputs()) {
-    if (input) {
-      inputs.emplace_back(values.tensors.at(input));
-    } else {
+    if (!input) {
       inputs.emplace_back(std::nullopt);
+      continue;
     }
+    auto found = values.tensors.find(input);
+    if (found == values.tensors.end()) {
+      // A fused node's body reads only the node's inputs and its own results; a constant
+      // defined inside the body is no parameter of the kernel.
+      fail("{}: its input %{} is defined inside the fused body, not passed to it: a fused "
+           "kernel reads constants as inputs of the fused node", node.describe(),
+           input->name());
+    }
+    inputs.emplace_back(found->second);
   }
   auto constants = [&node, &values](size_t index) -> const Tensor* {
     auto it = values.constants.find(node.input(index));
