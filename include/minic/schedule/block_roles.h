@@ -175,8 +175,10 @@ std::optional<LoopRef> loop_along_input(Schedule& sch, const BlockRef& block,
 
 // A copy that reads across its nest (a transpose, a layout change out of blocks): the
 // block's largest input is read in memory order (its last index) by a spatial loop other
-// than the innermost, alone or as floormod(v, b) (the lane of a blocked layout, b lanes):
-// that loop and the tile its reads share a cache line over (b, or one vector).
+// than the innermost, alone or as floormod(v, b) (the lane of a blocked layout, b lanes),
+// or, read through a reshape (a last index that is no variable), by the loop whose step
+// moves the address one element where the innermost loop's moves it more: that loop and
+// the tile its reads share a cache line over (b, or one vector).
 // nullopt where the block is not such a copy, or its loops are too short to tile.
 struct TransposedRead {
   LoopRef loop;      // the loop that reads the input in memory order

@@ -26,8 +26,8 @@ using loop::Block;
 
 namespace {
 
-// The last index of a load of the block's largest input, as the block reads it.
-std::optional<loop::Expr> largest_read_last_index(const Block& block) {
+// A load of the block's largest input, as the block reads it (the last such load).
+std::optional<loop::Access> largest_read(const Block& block) {
   const loop::BufferRegion* largest = nullptr;
   int64_t largest_size = 0;
   for (const loop::BufferRegion& read : block.reads) {
@@ -39,14 +39,73 @@ std::optional<loop::Expr> largest_read_last_index(const Block& block) {
     }
   }
   if (!largest || largest->region.empty()) return std::nullopt;
-  std::optional<loop::Expr> last;
+  std::optional<loop::Access> found;
   for (const loop::Access& access : loop::collect_accesses(block)) {
     if (access.kind == loop::AccessKind::load && access.buffer == largest->buffer &&
         !access.indices.empty()) {
-      last = access.indices.back();
+      found = access;
     }
   }
-  return last;
+  return found;
+}
+
+// The last index of that load.
+std::optional<loop::Expr> largest_read_last_index(const Block& block) {
+  std::optional<loop::Access> access = largest_read(block);
+  if (!access) return std::nullopt;
+  return access->indices.back();
+}
+
+// How many elements the load's address moves when the block's iteration variable `var`
+// goes from 0 to 1, every other one at 0: the indices evaluated at both points (they may
+// be floordiv and floormod of a flat offset, as a reshape reads). nullopt where an index
+// has no value there (it reads memory).
+std::optional<int64_t> address_step(const loop::Access& access, const Block& block,
+                                    const loop::Var* var) {
+  loop::VarBounds at_zero, at_one;
+  for (const loop::IterVar& iter : block.iter_vars) {
+    const loop::Var* v = iter.var.as<loop::Var>();
+    at_zero[v] = loop::IntBound::single(0);
+    at_one[v] = loop::IntBound::single(v == var ? 1 : 0);
+  }
+  int64_t stride = 1;
+  int64_t step = 0;
+  for (size_t d = access.indices.size(); d-- > 0;) {
+    const loop::IntBound from = loop::bound_of(access.indices[d], at_zero);
+    const loop::IntBound to = loop::bound_of(access.indices[d], at_one);
+    if (!from.is_single() || !to.is_single()) return std::nullopt;
+    step += (to.min - from.min) * stride;
+    stride *= access.buffer->shape[d];
+  }
+  return step;
+}
+
+// The block's iteration variable bound to `loop` alone; null if none is.
+const loop::Var* iter_var_of(Schedule& sch, const Block& block, const LoopRef& loop) {
+  const loop::Var* loop_var = sch.loop_var(loop.var).as<loop::Var>();
+  for (const loop::IterVar& iter : block.iter_vars) {
+    if (loop_var && iter.binding.as<loop::Var>() == loop_var) return iter.var.as<loop::Var>();
+  }
+  return nullptr;
+}
+
+// The loop of `outer` that reads the largest input in memory order (its address moves by
+// one element a step) where the innermost spatial loop does not: a transpose read through
+// a reshape, whose last index is floormod(flat offset, n) rather than a variable.
+std::optional<LoopRef> loop_in_memory_order(Schedule& sch, const Block& block,
+                                            const std::vector<LoopRef>& outer,
+                                            const LoopRef& innermost) {
+  std::optional<loop::Access> access = largest_read(block);
+  const loop::Var* inner = iter_var_of(sch, block, innermost);
+  if (!access || !inner) return std::nullopt;
+  std::optional<int64_t> inner_step = address_step(*access, block, inner);
+  if (!inner_step || *inner_step == 1 || *inner_step == 0) return std::nullopt;
+  for (const LoopRef& loop : outer) {
+    const loop::Var* var = iter_var_of(sch, block, loop);
+    std::optional<int64_t> step = var ? address_step(*access, block, var) : std::nullopt;
+    if (step && *step == 1) return loop;
+  }
+  return std::nullopt;
 }
 
 // The loop among `loops` that feeds the block's iteration variable `var` (bound to it
@@ -89,7 +148,14 @@ std::optional<TransposedRead> transposed_read(Schedule& sch, const BlockRef& blo
   }
   std::vector<LoopRef> outer(roles.spatial.begin(), roles.spatial.end() - 1);
   std::optional<LoopRef> loop = var ? loop_feeding(sch, block, var, outer) : std::nullopt;
-  if (!loop || (last->as<loop::FloorMod>() && read.tile < 2)) return std::nullopt;
+  if (!loop && !last->as<loop::Var>()) {
+    // Read through a reshape: the loop whose step is one element of the input.
+    read.tile = 0;
+    loop = loop_in_memory_order(sch, block, outer, roles.spatial.back());
+  } else if (loop && last->as<loop::FloorMod>() && read.tile < 2) {
+    return std::nullopt;
+  }
+  if (!loop) return std::nullopt;
   if (read.tile == 0) read.tile = vector;
   read.loop = *loop;
   if (extent_of(sch, read.loop) < read.tile || extent_of(sch, roles.spatial.back()) <= vector) {
@@ -99,15 +165,6 @@ std::optional<TransposedRead> transposed_read(Schedule& sch, const BlockRef& blo
 }
 
 namespace {
-
-// The block's iteration variable bound to `loop` alone; null if none is.
-const loop::Var* iter_var_of(Schedule& sch, const Block& block, const LoopRef& loop) {
-  const loop::Var* loop_var = sch.loop_var(loop.var).as<loop::Var>();
-  for (const loop::IterVar& iter : block.iter_vars) {
-    if (loop_var && iter.binding.as<loop::Var>() == loop_var) return iter.var.as<loop::Var>();
-  }
-  return nullptr;
-}
 
 // The coefficient of `var` in the element offset an access reaches (its indices times the
 // buffer's row-major strides); nullopt where an index is not linear.
