@@ -22,8 +22,9 @@ using testing::graph_from_text;
 std::string shape_text(const Shape& shape) { return fmt::format("f32[{}]", fmt::join(shape, ",")); }
 
 // An attention chain as exporters write it: Q [lead.., s, d], K_t [lead.., d, t], V
-// [lead.., t, e], scores scaled by `scale_op` ("Div", "Mul" or "" for none) and masked by
-// a mask of shape `mask` (none if empty).
+// [lead.., t, e], scores scaled by `scale_op` ("Div", "Mul", "operands" for Q and K_t
+// each scaled before the product, or "" for none) and masked by a mask of shape `mask`
+// (none if empty).
 std::string attention_text(const Shape& lead, int64_t s, int64_t d, int64_t t, int64_t e,
                            const std::string& scale_op, const Shape& mask) {
   auto with = [&](int64_t a, int64_t b) {
@@ -37,9 +38,14 @@ std::string attention_text(const Shape& lead, int64_t s, int64_t d, int64_t t, i
                                  shape_text(with(t, e)),
                                  mask.empty() ? "" : ", %mask: " + shape_text(mask),
                                  shape_text(with(s, e)));
-  text += "  %c = const f32[] dense<[2.5]>\n  %s = MatMul(%q, %k_t)\n";
+  text += "  %c = const f32[] dense<[2.5]>\n";
+  if (scale_op == "operands") {  // PyTorch's export: Q and K_t each scaled
+    text += "  %qs = Mul(%q, %c)\n  %ks = Mul(%c, %k_t)\n  %s = MatMul(%qs, %ks)\n";
+  } else {
+    text += "  %s = MatMul(%q, %k_t)\n";
+  }
   std::string x = "%s";
-  if (!scale_op.empty()) {
+  if (!scale_op.empty() && scale_op != "operands") {
     text += fmt::format("  %x = {}(%s, %c)\n", scale_op);
     x = "%x";
   }
@@ -64,13 +70,14 @@ TEST_CASE("fuse-attention keeps the results of random attention chains, interpre
   };
   // BERT's form (a key mask broadcast to every head and query); a mask per head and query;
   // no mask, no scale; rows that leave a shorter last row tile, keys that are not whole
-  // vectors, one head of rank 2.
+  // vectors, one head of rank 2; PyTorch's form, Q and K_t scaled before the product.
   const Case cases[] = {
       {{1, 4}, 32, 16, 32, 16, "Div", {32}},
       {{2, 2}, 12, 8, 48, 32, "Mul", {2, 1, 12, 48}},
       {{3}, 17, 5, 16, 20, "", {}},
       {{2}, 10, 8, 24, 8, "Div", {1, 24}},
       {{}, 7, 3, 5, 9, "Mul", {7, 5}},
+      {{2, 3}, 16, 8, 32, 8, "operands", {2, 1, 16, 32}},
   };
   for (const Case& c : cases) {
     const std::string text = attention_text(c.lead, c.s, c.d, c.t, c.e, c.scale_op, c.mask);

@@ -11,9 +11,10 @@
 //   1. its first input is a Softmax along the last axis;
 //   2. the Softmax's input is, optionally, x + mask (either order), and x, optionally,
 //      s / c or s * c (either order) with c a scalar constant;
-//   3. s is a MatMul(Q, K_t) whose operands, and V, have the types the op takes
-//      (float32, one rank, the same leading dimensions), and the mask broadcasts to the
-//      scores' shape;
+//   3. s is a MatMul(Q, K_t), each operand optionally times a scalar constant (PyTorch's
+//      scaled_dot_product_attention exports Q * sqrt(scale) and K_t * sqrt(scale)), whose
+//      operands, and V, have the types the op takes (float32, one rank, the same leading
+//      dimensions), and the mask broadcasts to the scores' shape;
 //   4. the root becomes minic.FusedAttention(Q, K_t, V[, mask]) {scale}, the other nodes
 //      are erased (pattern::rewrite_matches, which keeps a match only if no intermediate
 //      value is used elsewhere).
@@ -74,6 +75,22 @@ std::string unfit_operands(const Value* q, const Value* k, const Value* v, const
   return "";
 }
 
+// `value` = u * c (either order) with c a scalar constant, read by `product` alone:
+// returns u, multiplies `scale` by c and appends the Mul; `value` itself otherwise.
+Value* unscaled(const Graph& graph, Value* value, const Node& product, double& scale,
+                std::vector<Node*>& nodes) {
+  if (Node* mul = match_op(value, "Mul"); mul && pattern::used_only_by(graph, value, &product)) {
+    for (auto [u, c] : both_orders(*mul)) {
+      if (std::optional<double> factor = splat_value(c); factor && !splat_value(u)) {
+        scale *= *factor;
+        nodes.push_back(mul);
+        return u;
+      }
+    }
+  }
+  return value;
+}
+
 std::optional<pattern::Replacement> match_attention(Graph& graph, Node& root) {
   if (root.op != "MatMul" || root.inputs().size() != 2) return std::nullopt;
   // 1. The product with V of a Softmax along the last axis.
@@ -111,12 +128,13 @@ std::optional<pattern::Replacement> match_attention(Graph& graph, Node& root) {
       }
     }
   }
-  // 3. The scores' product, and operands the op takes.
+  // 3. The scores' product, each operand optionally scaled (PyTorch's exporter multiplies
+  //    Q and K_t by sqrt(scale) each), and operands the op takes.
   Node* scores = match_op(x, "MatMul");
   if (!scores) return std::nullopt;
   nodes.push_back(scores);
-  Value* q = scores->input(0);
-  Value* k = scores->input(1);
+  Value* q = unscaled(graph, scores->input(0), *scores, scale, nodes);
+  Value* k = unscaled(graph, scores->input(1), *scores, scale, nodes);
   Value* v = root.input(1);
   const std::string why = unfit_operands(q, k, v, mask, scores->output(0));
   if (!why.empty()) {

@@ -8,6 +8,10 @@
 //   %p = Softmax(%a)          (the last axis)
 //   %y = MatMul(%p, %v)
 //
+// with the scale in any of the forms exporters write: s / c or s * c after the product,
+// or Q and K_t each times a constant before it (PyTorch's scaled_dot_product_attention:
+// both times sqrt(scale)), or none.
+//
 // Precondition: the graph verifies and its values have types. Applies on CPU targets (the
 // attention rule is the CPU's); float32 only; Q, K_t and V of one rank with the same
 // leading dimensions, a mask that broadcasts to the scores' shape, a scalar constant scale,
