@@ -10,6 +10,7 @@
 // Chapter: docs/module5-autotuning.md#2-the-search-space
 #include "space_rules.h"
 
+#include "minic/ir/loop/analysis.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
 
@@ -60,8 +61,24 @@ struct GemmLoops {
   std::vector<LoopRef> reduce;
   int columns_read = 0;  // the read index of the columns operand
   bool packable = false;
+  int64_t panel_width = 0;  // P where B is read in panels of P columns (minic.MatMulPanels)
   int64_t total_work = 0;
 };
+
+// P where `columns` reads B stored in panels of P columns, [floordiv(j, P), k,
+// floormod(j, P)] (minic.MatMulPanels, include/minic/ops/matmul_panels.h); 0 otherwise.
+int64_t panel_width(const loop::Block& block, const loop::Load& columns) {
+  if (columns.indices.size() != 3) return 0;
+  const auto* div = columns.indices[0].as<loop::FloorDiv>();
+  const auto* mod = columns.indices[2].as<loop::FloorMod>();
+  if (!div || !mod || !div->a.as<loop::Var>() || div->a.get() != mod->a.get()) return 0;
+  const bool spatial = std::any_of(block.iter_vars.begin(), block.iter_vars.end(),
+                                   [&](const loop::IterVar& iter) {
+    return iter.var.get() == div->a.get() && iter.kind == loop::IterKind::spatial;
+  });
+  std::optional<int64_t> width = loop::as_const_int(mod->b);
+  return spatial && width && loop::as_const_int(div->b) == width ? *width : 0;
+}
 
 GemmLoops gemm_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles) {
   const loop::Block& block = schedule::get_block(sch.func(), sch.block_name(block_ref.var));
@@ -79,6 +96,7 @@ GemmLoops gemm_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   loops.columns_read = schedule::read_index(block, operands.columns);
   // As the default rule: only a matrix is packed, not a convolution's input.
   loops.packable = roles.reduce.size() == 1 && operands.columns->buffer->rank() == 2;
+  loops.panel_width = panel_width(block, *operands.columns);
   loops.total_work = schedule::product(sch, roles.spatial) * schedule::product(sch, roles.reduce);
   loops.group = schedule::split_groups(sch, block, loops.i, operands);
   return loops;
@@ -241,9 +259,13 @@ std::optional<BlockSpace> gemm_space(Schedule& sch, const BlockRef& block,
     const int64_t mr = tile.rows;
     if (extent_k < 1) fail("the reduction extent is not constant");
 
+    // Column tiles of whole vectors that divide the columns; where B is in panels of P
+    // columns, tiles that divide P, so that each reads within one panel (the index
+    // [floordiv(j, P), k, floormod(j, P)] then simplifies to one contiguous run).
     std::vector<int64_t> column_tiles;
     for (int64_t tile = lanes; tile <= kMaxColumnVectors * lanes; tile += lanes) {
-      if (extent_j % tile == 0) column_tiles.push_back(tile);
+      const bool in_panel = loops.panel_width == 0 || loops.panel_width % tile == 0;
+      if (extent_j % tile == 0 && in_panel) column_tiles.push_back(tile);
     }
     if (column_tiles.empty()) column_tiles.push_back(nr);
     std::vector<int64_t> row_tiles;

@@ -238,6 +238,35 @@ TEST_CASE("factorizations are every ordered split of an extent", "[autotune_spac
   CHECK_THROWS_AS(factorizations(8, 0), Error);
 }
 
+TEST_CASE("a product reading B in panels tiles its columns within one panel",
+          "[autotune_space]") {
+  // minic.MatMulPanels's kernel: B [64, 96] stored in panels of 64 columns, the default
+  // tile's (gemm_tile: four vectors, then a last tile of two), the last panel half zeros.
+  const char* panels = R"(func @panels(A: f32[64,64], Bp: f32[2,64,64], C: f32[64,96]) {
+  for i in 0..64 {
+    for j in 0..96 {
+      for k in 0..64 {
+        block C(vi = spatial(64) i, vj = spatial(96) j, vk = reduce(64) k) {
+          reads(A[vi, vk], Bp[floordiv(vj, 64), vk, floormod(vj, 64)], C[vi, vj]) writes(C[vi, vj])
+          init { C[vi, vj] = 0.0 }
+          C[vi, vj] = C[vi, vj] + A[vi, vk] * Bp[floordiv(vj, 64), vk, floormod(vj, 64)]
+        }
+      }
+    }
+  }
+}
+)";
+  SearchSpace space(parse_func(panels), testing::avx512());
+  std::set<int64_t> lasts;
+  for (const std::vector<int64_t>& tile : knob_named(space, "C.tile_j").choices) {
+    lasts.insert(tile.back());
+  }
+  // 16 and 32 divide the panel's 64 columns, and 64 is the default's; 48, which divides
+  // the 96 columns, would read across two panels.
+  CHECK(lasts == std::set<int64_t>{16, 32, 64});
+  CHECK(space.default_point().at("C.tile_j") == std::vector<int64_t>{2, 1, 64});
+}
+
 TEST_CASE("a GEMM's knobs keep the register tile's bounds", "[autotune_space]") {
   SearchSpace space(parse_func(schedule::test::kGemm64Kernel), testing::avx512());
   CHECK(knob_names(space) == std::set<std::string>{"C.order", "C.pack", "C.parallel",
