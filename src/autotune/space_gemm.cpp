@@ -10,7 +10,6 @@
 // Chapter: docs/module5-autotuning.md#2-the-search-space
 #include "space_rules.h"
 
-#include "minic/ir/loop/analysis.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
 
@@ -65,21 +64,6 @@ struct GemmLoops {
   int64_t total_work = 0;
 };
 
-// P where `columns` reads B stored in panels of P columns, [floordiv(j, P), k,
-// floormod(j, P)] (minic.MatMulPanels, include/minic/ops/matmul_panels.h); 0 otherwise.
-int64_t panel_width(const loop::Block& block, const loop::Load& columns) {
-  if (columns.indices.size() != 3) return 0;
-  const auto* div = columns.indices[0].as<loop::FloorDiv>();
-  const auto* mod = columns.indices[2].as<loop::FloorMod>();
-  if (!div || !mod || !div->a.as<loop::Var>() || div->a.get() != mod->a.get()) return 0;
-  const bool spatial = std::any_of(block.iter_vars.begin(), block.iter_vars.end(),
-                                   [&](const loop::IterVar& iter) {
-    return iter.var.get() == div->a.get() && iter.kind == loop::IterKind::spatial;
-  });
-  std::optional<int64_t> width = loop::as_const_int(mod->b);
-  return spatial && width && loop::as_const_int(div->b) == width ? *width : 0;
-}
-
 GemmLoops gemm_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles) {
   const loop::Block& block = schedule::get_block(sch.func(), sch.block_name(block_ref.var));
   if (!schedule::is_multiply_accumulate(block)) fail("not a multiply-accumulate");
@@ -96,7 +80,7 @@ GemmLoops gemm_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   loops.columns_read = schedule::read_index(block, operands.columns);
   // As the default rule: only a matrix is packed, not a convolution's input.
   loops.packable = roles.reduce.size() == 1 && operands.columns->buffer->rank() == 2;
-  loops.panel_width = panel_width(block, *operands.columns);
+  loops.panel_width = schedule::panel_width(block, *operands.columns);
   loops.total_work = schedule::product(sch, roles.spatial) * schedule::product(sch, roles.reduce);
   loops.group = schedule::split_groups(sch, block, loops.i, operands);
   return loops;

@@ -34,6 +34,12 @@
 namespace minic::schedule {
 
 inline constexpr int64_t kParallelMinWork = 16384;  // iterations below which threads do not pay
+// B in panels of this many bytes or more is prefetched panel by panel (the GEMM rule's
+// prefetch_ahead): half of a core's L2 on the machines minic is measured on, beyond which
+// a model's weights do not stay in the caches between inferences.
+inline constexpr int64_t kPrefetchPanelBytes = int64_t{1} << 20;
+// ... where two of its panels and A fit in this much of L2 together.
+inline constexpr int64_t kPrefetchBudgetBytes = int64_t{1} << 20;
 // A reduction is split among threads (schedule_reduction) into at most kMaxReductionParts
 // runs of at least kMinReductionPart iterations, where the nest has kMinSplitWork
 // iterations: below, a matrix-vector product's matrix (2 MB) sits in the caches and the
@@ -79,6 +85,11 @@ struct Operands {
 };
 
 Operands multiplicands(const loop::Block& block);
+
+// P where `columns` reads B stored in panels of P columns, B_panels[floordiv(j, P), k,
+// floormod(j, P)] with j a spatial iteration variable (minic.MatMulPanels,
+// include/minic/ops/matmul_panels.h); 0 for any other read.
+int64_t panel_width(const loop::Block& block, const loop::Load& columns);
 
 // The index of `load`'s buffer in the block's reads.
 int read_index(const loop::Block& block, const loop::Load* load);

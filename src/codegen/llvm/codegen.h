@@ -27,6 +27,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace minic::codegen::llvm_backend {
@@ -66,6 +67,11 @@ class CodeGen {
   Address emit_address(const loop::Buffer& buffer, const std::vector<loop::Expr>& indices,
                        int lanes);
   llvm::Value* emit_load(const loop::Load* node);
+  // Prefetches the lines of a vector load of `lanes` elements at `pointer`,
+  // prefetch_ahead_ elements on.
+  void emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer,
+                     int lanes);
+  bool already_prefetched(const loop::Load* node) const;
   void emit_store(const loop::Store* node);
   // codegen_math.cpp
   llvm::Value* emit_call(const loop::Call* node);
@@ -141,6 +147,11 @@ class CodeGen {
   std::vector<std::string> blocks_;  // the enclosing blocks, for errors
   std::unordered_map<const loop::Var*, llvm::Value*> vars_;
   std::unordered_map<const loop::BufferNode*, llvm::Value*> buffers_;
+  // The function's parameters, and the prefetch_ahead annotation of the loop being
+  // emitted (0 outside such a loop): see emit_load.
+  std::unordered_set<const loop::BufferNode*> params_;
+  int64_t prefetch_ahead_ = 0;
+  std::vector<const loop::Load*> prefetched_;  // the loads prefetched in that loop's body
   int parallel_depth_ = 0;       // > 0 inside an outlined parallel loop
   int parallel_functions_ = 0;   // how many the current PrimFunc has outlined
 };

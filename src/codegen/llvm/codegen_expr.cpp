@@ -30,6 +30,7 @@
 #include "minic/ir/loop/analysis.h"
 #include "minic/support/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -401,6 +402,11 @@ llvm::Value* CodeGen::emit_load(const Load* node) {
   llvm::Value* value = nullptr;
   if (address.pointer) {
     value = builder_.CreateAlignedLoad(type, address.pointer, align);
+    if (prefetch_ahead_ > 0 && lanes > 1 && params_.count(node->buffer.get()) &&
+        !already_prefetched(node)) {
+      prefetched_.push_back(node);
+      emit_prefetch(element, dtype_size(dtype), address.pointer, lanes);
+    }
   } else {
     value = builder_.CreateMaskedGather(type, address.lane_pointers, align);
   }
@@ -409,6 +415,45 @@ llvm::Value* CodeGen::emit_load(const Load* node) {
     value = builder_.CreateICmpNE(value, llvm::Constant::getNullValue(type));
   }
   return value;
+}
+
+namespace {
+
+// Two indices of vector loads that are the same (same_expr, and Ramps by their parts).
+bool same_index(const Expr& a, const Expr& b) {
+  const Ramp* ramp_a = a.as<Ramp>();
+  const Ramp* ramp_b = b.as<Ramp>();
+  if (!ramp_a || !ramp_b) return same_expr(a, b);
+  return ramp_a->lanes == ramp_b->lanes && same_expr(ramp_a->base, ramp_b->base) &&
+         same_expr(ramp_a->stride, ramp_b->stride);
+}
+
+}  // namespace
+
+bool CodeGen::already_prefetched(const Load* node) const {
+  // An unrolled tile loads the same vector of B once per row; LLVM merges the loads, not
+  // the prefetches, so each is emitted once per body.
+  return std::any_of(prefetched_.begin(), prefetched_.end(), [&](const Load* other) {
+    if (other->buffer.get() != node->buffer.get()) return false;
+    for (size_t d = 0; d < node->indices.size(); ++d) {
+      if (!same_index(other->indices[d], node->indices[d])) return false;
+    }
+    return true;
+  });
+}
+
+void CodeGen::emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer,
+                            int lanes) {
+  // One prefetch (into L2: locality 2, a read of data) per 64-byte line of the vector, the
+  // lines prefetch_ahead_ elements on. The address may lie past the buffer's end (the
+  // last panel's next); a prefetch does not access memory, so no inbounds.
+  const int64_t per_line = std::max<int64_t>(64 / element_bytes, 1);
+  auto& B = builder_;
+  for (int64_t first = 0; first < lanes; first += per_line) {
+    llvm::Value* at = B.CreateGEP(element, pointer, i64(prefetch_ahead_ + first));
+    B.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
+                      {at, B.getInt32(0), B.getInt32(2), B.getInt32(1)});
+  }
 }
 
 void CodeGen::emit_store(const Store* node) {

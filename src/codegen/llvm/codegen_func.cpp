@@ -179,7 +179,10 @@ void CodeGen::emit_func(const PrimFunc& func) {
   parallel_functions_ = 0;
   vars_.clear();
   buffers_.clear();
+  params_.clear();
+  prefetch_ahead_ = 0;
   for (const Buffer& param : func.params) {
+    params_.insert(param.get());
     if (is_storage_only(param->dtype)) {
       error("parameter " + param->name + " is " + std::string(dtype_name(param->dtype)) +
             ", which no kernel computes in");

@@ -96,11 +96,20 @@ void CodeGen::emit_for(const For* node) {
   llvm::Value* end = builder_.CreateAdd(min, emit(node->extent), "", false, true);
   // A parallel loop inside another runs serially: the outer one already has the threads.
   ForKind kind = node->for_kind == ForKind::parallel ? ForKind::serial : node->for_kind;
+  // prefetch_ahead = d: the vector loads of parameters in the body prefetch d elements on.
+  const int64_t outer_prefetch = prefetch_ahead_;
+  auto outer_prefetched = std::move(prefetched_);
+  prefetched_.clear();
+  if (auto ahead = node->annotations.find("prefetch_ahead"); ahead != node->annotations.end()) {
+    prefetch_ahead_ = ahead->second;
+  }
   emit_counted_loop(min, end, var->name, loop_metadata(kind), [&](llvm::Value* counter) {
     vars_[var] = counter;
     emit(node->body);
     vars_.erase(var);
   });
+  prefetch_ahead_ = outer_prefetch;
+  prefetched_ = std::move(outer_prefetched);
 }
 
 void CodeGen::emit_block(const Block* node) {

@@ -91,6 +91,19 @@ const loop::Load* multiplicand_load(const loop::Expr& operand) {
 
 }  // namespace
 
+int64_t panel_width(const Block& block, const loop::Load& columns) {
+  if (columns.indices.size() != 3) return 0;
+  const auto* div = columns.indices[0].as<loop::FloorDiv>();
+  const auto* mod = columns.indices[2].as<loop::FloorMod>();
+  if (!div || !mod || !div->a.as<loop::Var>() || div->a.get() != mod->a.get()) return 0;
+  const bool spatial = std::any_of(block.iter_vars.begin(), block.iter_vars.end(),
+                                   [&](const loop::IterVar& iter) {
+    return iter.var.get() == div->a.get() && iter.kind == loop::IterKind::spatial;
+  });
+  std::optional<int64_t> width = loop::as_const_int(mod->b);
+  return spatial && width && loop::as_const_int(div->b) == width ? *width : 0;
+}
+
 Operands multiplicands(const Block& block) {
   const auto* store = block.body.as<loop::Store>();
   std::optional<std::pair<loop::Expr, loop::Expr>> product =
