@@ -174,6 +174,8 @@ void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
     sch.compute_at(pack, j.outer);
     sch.vectorize(schedule::innermost_loops(sch, pack, 1)[0]);
   }
+  const loop::Block& node = schedule::get_block(sch.func(), sch.block_name(block.var));
+  schedule::prefetch_next_panel(sch, node, schedule::multiplicands(node), reduce.front());
   BlockRef init = sch.decompose_reduction(block, reduce.front());
   sch.unroll(i.inner);
   sch.vectorize(j.inner);

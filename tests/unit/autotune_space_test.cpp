@@ -358,6 +358,27 @@ TEST_CASE("the default schedule is a point of the space", "[autotune_space]") {
   }
   SECTION("a transposed copy") { check_default_point(from_blocks_kernel(), true); }
   SECTION("a grouped convolution") { check_default_point(grouped_kernel(), true); }
+  SECTION("a product whose panels are prefetched") {
+    // B [128, 2048] in panels of 64 columns: 1 MB, so the reduction loop gets
+    // prefetch_ahead (block_roles.h), in the default rule and the default point alike.
+    loop::PrimFunc panels = parse_func(R"(func @panels(A: f32[8,128], Bp: f32[32,128,64], C: f32[8,2048]) {
+  for i in 0..8 {
+    for j in 0..2048 {
+      for k in 0..128 {
+        block C(vi = spatial(8) i, vj = spatial(2048) j, vk = reduce(128) k) {
+          reads(A[vi, vk], Bp[floordiv(vj, 64), vk, floormod(vj, 64)], C[vi, vj]) writes(C[vi, vj])
+          init { C[vi, vj] = 0.0 }
+          C[vi, vj] = C[vi, vj] + A[vi, vk] * Bp[floordiv(vj, 64), vk, floormod(vj, 64)]
+        }
+      }
+    }
+  }
+}
+)");
+    CHECK(schedule::print_trace(schedule::default_cpu_trace(panels, testing::avx512()))
+              .find("\"prefetch_ahead\", 8192)") != std::string::npos);
+    check_default_point(panels, true);
+  }
 }
 
 TEST_CASE("each block of a kernel gets the knobs of its kind", "[autotune_space]") {

@@ -91,6 +91,18 @@ Operands multiplicands(const loop::Block& block);
 // include/minic/ops/matmul_panels.h); 0 for any other read.
 int64_t panel_width(const loop::Block& block, const loop::Load& columns);
 
+// B in panels (minic.MatMulPanels) of kPrefetchPanelBytes or more does not stay in the
+// caches from one inference to the next: each column tile's first row tile would wait for
+// its panel from memory while the others find it in L2. This annotates the reduction loop
+// prefetch_ahead = K x P, one panel on, so that the code generator prefetches, with each
+// row of the panel a tile reads, the same row of the next panel into L2
+// (src/codegen/llvm/codegen_expr.cpp, emit_load): the next panel arrives while this one is
+// computed. Only where two panels and A fit in kPrefetchBudgetBytes of L2 beside each
+// other: a longer reduction's panels (BERT's 3072) would push A out of it, which costs
+// more than the prefetch saves. The GEMM rule and its tuning space both call it.
+void prefetch_next_panel(Schedule& sch, const loop::Block& block, const Operands& operands,
+                         const LoopRef& reduction);
+
 // The index of `load`'s buffer in the block's reads.
 int read_index(const loop::Block& block, const loop::Load* load);
 

@@ -104,6 +104,24 @@ int64_t panel_width(const Block& block, const loop::Load& columns) {
   return spatial && width && loop::as_const_int(div->b) == width ? *width : 0;
 }
 
+void prefetch_next_panel(Schedule& sch, const Block& block, const Operands& operands,
+                         const LoopRef& reduction) {
+  const loop::Buffer& panels = operands.columns->buffer;
+  if (panel_width(block, *operands.columns) == 0) return;
+  auto bytes_of = [](const loop::Buffer& buffer) {
+    int64_t bytes = dtype_size(buffer->dtype);
+    for (int64_t extent : buffer->shape) bytes *= extent;
+    return bytes;
+  };
+  const int64_t panel_bytes = bytes_of(panels) / panels->shape[0];
+  const int64_t a_bytes = bytes_of(operands.rows->buffer);
+  if (bytes_of(panels) < kPrefetchPanelBytes ||
+      2 * panel_bytes + a_bytes > kPrefetchBudgetBytes) {
+    return;
+  }
+  sch.annotate(reduction, "prefetch_ahead", panels->shape[1] * panels->shape[2]);
+}
+
 Operands multiplicands(const Block& block) {
   const auto* store = block.body.as<loop::Store>();
   std::optional<std::pair<loop::Expr, loop::Expr>> product =

@@ -82,33 +82,6 @@ using loop::Block;
 // A rule that tiles a multiply-accumulate block, or fails (an Error) where it does not fit.
 using TiledRule = void (*)(Schedule&, const BlockRef&, const LoopRoles&, const Target&);
 
-// B in panels (minic.MatMulPanels) of kPrefetchPanelBytes or more does not stay in the
-// caches from one inference to the next: each column tile's first row tile would wait for
-// its panel from memory while the others find it in L2. The reduction loop is annotated
-// prefetch_ahead = K x P, one panel on, so that the code generator prefetches, with each
-// row of the panel a tile reads, the same row of the next panel into L2
-// (src/codegen/llvm/codegen_expr.cpp, emit_load): the next panel arrives while this one
-// is computed. Only where two panels and A fit in kPrefetchBudgetBytes of L2 beside each
-// other: a longer reduction's panels (BERT's 3072) would push A out of it, which costs more
-// than the prefetch saves.
-void prefetch_next_panel(Schedule& sch, const Block& block, const Operands& operands,
-                         const LoopRef& reduction) {
-  const loop::Buffer& panels = operands.columns->buffer;
-  if (panel_width(block, *operands.columns) == 0) return;
-  auto bytes_of = [](const loop::Buffer& buffer) {
-    int64_t bytes = dtype_size(buffer->dtype);
-    for (int64_t extent : buffer->shape) bytes *= extent;
-    return bytes;
-  };
-  const int64_t panel_bytes = bytes_of(panels) / panels->shape[0];
-  const int64_t a_bytes = bytes_of(operands.rows->buffer);
-  if (bytes_of(panels) < kPrefetchPanelBytes ||
-      2 * panel_bytes + a_bytes > kPrefetchBudgetBytes) {
-    return;
-  }
-  sch.annotate(reduction, "prefetch_ahead", panels->shape[1] * panels->shape[2]);
-}
-
 void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
                    const Target& target) {
   const Block& block = get_block(sch.func(), sch.block_name(block_ref.var));
@@ -163,7 +136,7 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
     sch.compute_at(pack, j_parts[0]);
     sch.vectorize(innermost_loops(sch, pack, 1)[0]);
   }
-  prefetch_next_panel(sch, block, operands, roles.reduce.front());
+  prefetch_next_panel(sch, block, operands, roles.reduce.front());  // block_roles.h
   BlockRef init = sch.decompose_reduction(block_ref, roles.reduce.front());
   // The update, the zeroing and the copy-out each work on the mr x nr tile: rows
   // unrolled, columns vectorised.
