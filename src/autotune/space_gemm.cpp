@@ -176,14 +176,7 @@ void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
   }
   const loop::Block& node = schedule::get_block(sch.func(), sch.block_name(block.var));
   schedule::prefetch_next_panel(sch, node, schedule::multiplicands(node), reduce.front());
-  BlockRef init = sch.decompose_reduction(block, reduce.front());
-  sch.unroll(i.inner);
-  sch.vectorize(j.inner);
-  for (const BlockRef& tile_block : {init, copy}) {
-    std::vector<LoopRef> tile = schedule::innermost_loops(sch, tile_block, 2);
-    sch.unroll(tile[0]);
-    sch.vectorize(tile[1]);
-  }
+  schedule::finish_register_tile(sch, block, copy, reduce.front(), i.inner, j.inner);
   if (k_inner && values.tile_k[1] <= kMaxUnrolledReduction) sch.unroll(*k_inner);
   schedule::fold_epilogue(sch, copy);
   if (values.parallel >= static_cast<int64_t>(outer.size())) {

@@ -244,6 +244,14 @@ std::vector<std::string> readers_of(const loop::PrimFunc& func, const loop::Buff
 std::optional<std::string> only_reader(const loop::PrimFunc& func, const loop::BufferNode* buffer,
                                        const std::string& except);
 
+// The last steps of a register tile whose sums accumulate in a local buffer (cache_write)
+// copied out by `copy` under the tile loop: the zeroing split out before `reduction`
+// (decompose_reduction), the update's `rows` unrolled and `columns` vectorised, and the
+// two innermost loops of the zeroing and of the copy-out likewise. The GEMM rule, its
+// tuning space's schedule and the attention rule end their tiles with it.
+void finish_register_tile(Schedule& sch, const BlockRef& block, const BlockRef& copy,
+                          const LoopRef& reduction, const LoopRef& rows, const LoopRef& columns);
+
 // Folds the one block that reads the result of a tile's copy-out (an epilogue: a bias, an
 // activation, a residual addition) into the copy-out, where reverse_compute_inline allows
 // it, so that the sums go from registers through it to the output; otherwise leaves the

@@ -394,6 +394,18 @@ std::optional<std::string> only_reader(const loop::PrimFunc& func, const loop::B
   return readers.front();
 }
 
+void finish_register_tile(Schedule& sch, const BlockRef& block, const BlockRef& copy,
+                          const LoopRef& reduction, const LoopRef& rows, const LoopRef& columns) {
+  BlockRef init = sch.decompose_reduction(block, reduction);
+  sch.unroll(rows);
+  sch.vectorize(columns);
+  for (const BlockRef& tile_block : {init, copy}) {
+    std::vector<LoopRef> tile = innermost_loops(sch, tile_block, 2);
+    sch.unroll(tile[0]);
+    sch.vectorize(tile[1]);
+  }
+}
+
 void fold_epilogue(Schedule& sch, const BlockRef& copy) {
   const std::string copy_name = sch.block_name(copy.var);
   const loop::Block& block = get_block(sch.func(), copy_name);

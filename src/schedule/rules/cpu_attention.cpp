@@ -87,14 +87,7 @@ void register_tile(Schedule& sch, const BlockRef& block, const BlockRef& copy,
   order.insert(order.end(), {tile, reduce, rows, columns});
   sch.reorder(order);
   sch.reverse_compute_at(copy, tile);
-  BlockRef init = sch.decompose_reduction(block, reduce);
-  sch.unroll(rows);
-  sch.vectorize(columns);
-  for (const BlockRef& tile_block : {init, copy}) {
-    std::vector<LoopRef> loops = innermost_loops(sch, tile_block, 2);
-    sch.unroll(loops[0]);
-    sch.vectorize(loops[1]);
-  }
+  finish_register_tile(sch, block, copy, reduce, rows, columns);
 }
 
 // The rows of a block: as many register tiles of mr rows (up to four) as keep the block's

@@ -137,16 +137,9 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
     sch.vectorize(innermost_loops(sch, pack, 1)[0]);
   }
   prefetch_next_panel(sch, block, operands, roles.reduce.front());  // block_roles.h
-  BlockRef init = sch.decompose_reduction(block_ref, roles.reduce.front());
   // The update, the zeroing and the copy-out each work on the mr x nr tile: rows
   // unrolled, columns vectorised.
-  sch.unroll(i_parts[1]);
-  sch.vectorize(j_parts[1]);
-  for (const BlockRef& tile_block : {init, copy}) {
-    std::vector<LoopRef> tile = innermost_loops(sch, tile_block, 2);
-    sch.unroll(tile[0]);
-    sch.vectorize(tile[1]);
-  }
+  finish_register_tile(sch, block_ref, copy, roles.reduce.front(), i_parts[1], j_parts[1]);
   fold_epilogue(sch, copy);
   parallelize(sch, outer, total_work);
 }
