@@ -94,4 +94,28 @@ TEST_CASE("bound_of is sound on random expressions", "[loop_analysis]") {
   }
 }
 
+TEST_CASE("same_expr compares index expressions, vector indices included", "[loop_analysis]") {
+  Expr i = Var::make("i");
+  Expr j = Var::make("j");
+  auto index = [](const Expr& v) {
+    return Add::make(Mul::make(v, IntImm::make(64)), IntImm::make(3));
+  };
+  CHECK(same_expr(index(i), index(i)));
+  CHECK_FALSE(same_expr(index(i), index(j)));
+  // A ramp or a broadcast of the same parts is the same; other lanes, strides or bases
+  // are not.
+  CHECK(same_expr(Ramp::make(index(i), IntImm::make(1), 16),
+                  Ramp::make(index(i), IntImm::make(1), 16)));
+  CHECK_FALSE(same_expr(Ramp::make(index(i), IntImm::make(1), 16),
+                        Ramp::make(index(i), IntImm::make(1), 8)));
+  CHECK_FALSE(same_expr(Ramp::make(index(i), IntImm::make(1), 16),
+                        Ramp::make(index(i), IntImm::make(2), 16)));
+  CHECK_FALSE(same_expr(Ramp::make(index(i), IntImm::make(1), 16),
+                        Ramp::make(index(j), IntImm::make(1), 16)));
+  CHECK(same_expr(Broadcast::make(index(i), 16), Broadcast::make(index(i), 16)));
+  CHECK_FALSE(same_expr(Broadcast::make(index(i), 16), Broadcast::make(index(i), 8)));
+  CHECK_FALSE(same_expr(Broadcast::make(index(i), 16),
+                        Ramp::make(index(i), IntImm::make(0), 16)));
+}
+
 }  // namespace minic::loop

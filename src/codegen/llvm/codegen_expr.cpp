@@ -417,26 +417,13 @@ llvm::Value* CodeGen::emit_load(const Load* node) {
   return value;
 }
 
-namespace {
-
-// Two indices of vector loads that are the same (same_expr, and Ramps by their parts).
-bool same_index(const Expr& a, const Expr& b) {
-  const Ramp* ramp_a = a.as<Ramp>();
-  const Ramp* ramp_b = b.as<Ramp>();
-  if (!ramp_a || !ramp_b) return same_expr(a, b);
-  return ramp_a->lanes == ramp_b->lanes && same_expr(ramp_a->base, ramp_b->base) &&
-         same_expr(ramp_a->stride, ramp_b->stride);
-}
-
-}  // namespace
-
 bool CodeGen::already_prefetched(const Load* node) const {
   // An unrolled tile loads the same vector of B once per row; LLVM merges the loads, not
   // the prefetches, so each is emitted once per body.
   return std::any_of(prefetched_.begin(), prefetched_.end(), [&](const Load* other) {
     if (other->buffer.get() != node->buffer.get()) return false;
     for (size_t d = 0; d < node->indices.size(); ++d) {
-      if (!same_index(other->indices[d], node->indices[d])) return false;
+      if (!same_expr(other->indices[d], node->indices[d])) return false;
     }
     return true;
   });

@@ -343,6 +343,15 @@ bool same_expr(const Expr& a, const Expr& b) {
     MINIC_SAME_BINARY(Min)
     MINIC_SAME_BINARY(Max)
 #undef MINIC_SAME_BINARY
+    case ExprKind::Ramp: {
+      const auto* x = a.as<Ramp>();
+      const auto* y = b.as<Ramp>();
+      return x->lanes == y->lanes && same_expr(x->base, y->base) &&
+             same_expr(x->stride, y->stride);
+    }
+    case ExprKind::Broadcast:
+      return a.as<Broadcast>()->lanes == b.as<Broadcast>()->lanes &&
+             same_expr(a.as<Broadcast>()->value, b.as<Broadcast>()->value);
     default:
       return false;
   }

@@ -95,8 +95,8 @@ struct Linear {
 std::optional<Linear> linearize(const Expr& expr);
 
 // Structural equality of index expressions: the same variables (by node), integer
-// constants and arithmetic operators (+ - * / % floordiv floormod min max). Other kinds
-// compare by identity.
+// constants and arithmetic operators (+ - * / % floordiv floormod min max), and the ramps
+// and broadcasts of vector indices. Other kinds compare by identity.
 bool same_expr(const Expr& a, const Expr& b);
 
 // True if `stmt` evaluates a call named `name` (a GPU barrier: "barrier").
