@@ -8,6 +8,7 @@
 #include "minic/ir/loop/visitor.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
+#include "minic/tensor/tensor.h"
 
 #include <algorithm>
 #include <optional>
@@ -109,9 +110,7 @@ void prefetch_next_panel(Schedule& sch, const Block& block, const Operands& oper
   const loop::Buffer& panels = operands.columns->buffer;
   if (panel_width(block, *operands.columns) == 0) return;
   auto bytes_of = [](const loop::Buffer& buffer) {
-    int64_t bytes = dtype_size(buffer->dtype);
-    for (int64_t extent : buffer->shape) bytes *= extent;
-    return bytes;
+    return num_elements(buffer->shape) * dtype_size(buffer->dtype);
   };
   const int64_t panel_bytes = bytes_of(panels) / panels->shape[0];
   const int64_t a_bytes = bytes_of(operands.rows->buffer);

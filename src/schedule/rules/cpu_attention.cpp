@@ -28,6 +28,7 @@
 // Chapter: docs/module4-schedules.md#9-fused-attention
 #include "cpu_attention.h"
 
+#include "minic/ir/loop/access.h"
 #include "minic/schedule/block_roles.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
@@ -51,11 +52,6 @@ bool has_reduction(const Block& block) {
                      [](const loop::IterVar& iter) { return iter.kind == loop::IterKind::reduce; });
 }
 
-bool reads_buffer(const Block& block, const loop::BufferNode* buffer) {
-  return std::any_of(block.reads.begin(), block.reads.end(),
-                     [&](const loop::BufferRegion& read) { return read.buffer.get() == buffer; });
-}
-
 std::optional<AttentionBlocks> attention_blocks(const loop::PrimFunc& func) {
   const std::vector<std::string> names = get_block_names(func);
   if (names.size() != 6) return std::nullopt;
@@ -65,7 +61,8 @@ std::optional<AttentionBlocks> attention_blocks(const loop::PrimFunc& func) {
     if (blocks.back()->writes.size() != 1) return std::nullopt;
   }
   auto reads = [&](size_t reader, size_t producer) {
-    return reads_buffer(*blocks[reader], blocks[producer]->writes[0].buffer.get());
+    return loop::block_buffer_use(*blocks[reader])
+        .reads_buffer(blocks[producer]->writes[0].buffer.get());
   };
   const bool shape = is_multiply_accumulate(*blocks[0]) && has_reduction(*blocks[1]) &&
                      !has_reduction(*blocks[2]) && has_reduction(*blocks[3]) &&
