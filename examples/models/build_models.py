@@ -94,26 +94,38 @@ def basic_block(g, x, prefix, c_in, c_out, stride):
     return residual_sum(g, x, y, prefix, c_in, c_out, stride)
 
 
-def build_resnet18():
-    """ResNet-18 (He et al. 2015) as torchvision defines it, 224x224, 1000 classes."""
-    g = GraphBuilder("resnet18", SEED)
+def resnet_stem(g):
+    """The input and ResNet's stem: 7x7 convolution of stride 2 to 64 channels, BN, ReLU,
+    3x3 max pool of stride 2 (56 x 56 out of 224 x 224)."""
     x = g.input("input", np.float32, [1, 3, 224, 224])
     x = g.conv(x, "conv1", 3, 64, 7, stride=2, bias=False)
     x = g.relu(g.batch_norm(x, "bn1", 64))
-    x = g.op("MaxPool", [x], name="maxpool", kernel_shape=[3, 3], strides=[2, 2],
-             pads=[1, 1, 1, 1])
+    return g.op("MaxPool", [x], name="maxpool", kernel_shape=[3, 3], strides=[2, 2],
+                pads=[1, 1, 1, 1])
+
+
+def resnet_head(g, x, features, what):
+    """ResNet's head on `features` channels: global average pool, flatten, a 1000-class
+    fully connected layer, the output `logits`; returns the model, described by `what`."""
+    x = g.op("GlobalAveragePool", [x], name="avgpool")
+    x = g.op("Flatten", [x], name="flatten", axis=1)
+    g.gemm(x, "fc", features, 1000)
+    rename_last_output(g, "logits")
+    g.output("logits", np.float32, [1, 1000])
+    return g.model(f"{what} with random weights, BatchNormalization unfolded (minic example)")
+
+
+def build_resnet18():
+    """ResNet-18 (He et al. 2015) as torchvision defines it, 224x224, 1000 classes."""
+    g = GraphBuilder("resnet18", SEED)
+    x = resnet_stem(g)
     c_in = 64
     for stage, (c_out, stride) in enumerate([(64, 1), (128, 2), (256, 2), (512, 2)]):
         for block in range(2):
             x = basic_block(g, x, f"layer{stage + 1}.{block}", c_in, c_out,
                             stride if block == 0 else 1)
             c_in = c_out
-    x = g.op("GlobalAveragePool", [x], name="avgpool")
-    x = g.op("Flatten", [x], name="flatten", axis=1)
-    g.gemm(x, "fc", 512, 1000)
-    rename_last_output(g, "logits")
-    g.output("logits", np.float32, [1, 1000])
-    return g.model("ResNet-18 with random weights, BatchNormalization unfolded (minic example)")
+    return resnet_head(g, x, 512, "ResNet-18")
 
 
 # -- resnet50 -----------------------------------------------------------------------------
@@ -138,11 +150,7 @@ def build_resnet50_random():
     ONNX tests, whose weights are all one value, its layers' ranges differ as a trained
     network's do, so that quantising it says something about accuracy."""
     g = GraphBuilder("resnet50_random", SEED)
-    x = g.input("input", np.float32, [1, 3, 224, 224])
-    x = g.conv(x, "conv1", 3, 64, 7, stride=2, bias=False)
-    x = g.relu(g.batch_norm(x, "bn1", 64))
-    x = g.op("MaxPool", [x], name="maxpool", kernel_shape=[3, 3], strides=[2, 2],
-             pads=[1, 1, 1, 1])
+    x = resnet_stem(g)
     c_in = 64
     for stage, (width, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2),
                                                      (512, 3, 2)]):
@@ -150,12 +158,7 @@ def build_resnet50_random():
             x = bottleneck_block(g, x, f"layer{stage + 1}.{block}", c_in, width,
                                  stride if block == 0 else 1)
             c_in = 4 * width
-    x = g.op("GlobalAveragePool", [x], name="avgpool")
-    x = g.op("Flatten", [x], name="flatten", axis=1)
-    g.gemm(x, "fc", 2048, 1000)
-    rename_last_output(g, "logits")
-    g.output("logits", np.float32, [1, 1000])
-    return g.model("ResNet-50 with random weights, BatchNormalization unfolded (minic example)")
+    return resnet_head(g, x, 2048, "ResNet-50")
 
 
 # -- mobilenetv2 --------------------------------------------------------------------------
