@@ -23,6 +23,7 @@
 #include "minic/schedule/schedule.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <set>
 
@@ -124,6 +125,27 @@ graph probabilities(%x: f32[32,512]) -> (%y: f32[32,512]) opset 17 {
 
 loop::PrimFunc from_blocks_kernel() { return parse_func(schedule::test::kFromBlocksKernel); }
 loop::PrimFunc grouped_kernel() { return parse_func(schedule::test::kGroupedConvKernel); }
+
+// minic.MatMulPanels's kernel: C [m, n] = A [m, k] x B, B stored in panels of `width`
+// columns, Bp [ceil(n / width), k, width].
+loop::PrimFunc panels_kernel(int64_t m, int64_t k, int64_t n, int64_t width) {
+  const int64_t panels = (n + width - 1) / width;
+  const std::string b = fmt::format("Bp[floordiv(vj, {0}), vk, floormod(vj, {0})]", width);
+  return parse_func(fmt::format(R"(func @panels(A: f32[{0},{1}], Bp: f32[{3},{1},{4}], C: f32[{0},{2}]) {{
+  for i in 0..{0} {{
+    for j in 0..{2} {{
+      for k in 0..{1} {{
+        block C(vi = spatial({0}) i, vj = spatial({2}) j, vk = reduce({1}) k) {{
+          reads(A[vi, vk], {5}, C[vi, vj]) writes(C[vi, vj])
+          init {{ C[vi, vj] = 0.0 }}
+          C[vi, vj] = C[vi, vj] + A[vi, vk] * {5}
+        }}
+      }}
+    }}
+  }}
+}}
+)", m, k, n, panels, width, b));
+}
 
 // A fused elementwise chain over 128 x 128.
 loop::PrimFunc chain_kernel() {
@@ -242,21 +264,7 @@ TEST_CASE("a product reading B in panels tiles its columns within one panel",
           "[autotune_space]") {
   // minic.MatMulPanels's kernel: B [64, 96] stored in panels of 64 columns, the default
   // tile's (gemm_tile: four vectors, then a last tile of two), the last panel half zeros.
-  const char* panels = R"(func @panels(A: f32[64,64], Bp: f32[2,64,64], C: f32[64,96]) {
-  for i in 0..64 {
-    for j in 0..96 {
-      for k in 0..64 {
-        block C(vi = spatial(64) i, vj = spatial(96) j, vk = reduce(64) k) {
-          reads(A[vi, vk], Bp[floordiv(vj, 64), vk, floormod(vj, 64)], C[vi, vj]) writes(C[vi, vj])
-          init { C[vi, vj] = 0.0 }
-          C[vi, vj] = C[vi, vj] + A[vi, vk] * Bp[floordiv(vj, 64), vk, floormod(vj, 64)]
-        }
-      }
-    }
-  }
-}
-)";
-  SearchSpace space(parse_func(panels), testing::avx512());
+  SearchSpace space(panels_kernel(64, 64, 96, 64), testing::avx512());
   std::set<int64_t> lasts;
   for (const std::vector<int64_t>& tile : knob_named(space, "C.tile_j").choices) {
     lasts.insert(tile.back());
@@ -361,20 +369,7 @@ TEST_CASE("the default schedule is a point of the space", "[autotune_space]") {
   SECTION("a product whose panels are prefetched") {
     // B [128, 2048] in panels of 64 columns: 1 MB, so the reduction loop gets
     // prefetch_ahead (block_roles.h), in the default rule and the default point alike.
-    loop::PrimFunc panels = parse_func(R"(func @panels(A: f32[8,128], Bp: f32[32,128,64], C: f32[8,2048]) {
-  for i in 0..8 {
-    for j in 0..2048 {
-      for k in 0..128 {
-        block C(vi = spatial(8) i, vj = spatial(2048) j, vk = reduce(128) k) {
-          reads(A[vi, vk], Bp[floordiv(vj, 64), vk, floormod(vj, 64)], C[vi, vj]) writes(C[vi, vj])
-          init { C[vi, vj] = 0.0 }
-          C[vi, vj] = C[vi, vj] + A[vi, vk] * Bp[floordiv(vj, 64), vk, floormod(vj, 64)]
-        }
-      }
-    }
-  }
-}
-)");
+    loop::PrimFunc panels = panels_kernel(8, 128, 2048, 64);
     CHECK(schedule::print_trace(schedule::default_cpu_trace(panels, testing::avx512()))
               .find("\"prefetch_ahead\", 8192)") != std::string::npos);
     check_default_point(panels, true);
