@@ -95,33 +95,26 @@ TEST_CASE("pack-matmul-weights keeps the results of random matrix products, inte
 
 TEST_CASE("minic.MatMulPanels refuses panels that do not fit A or its columns",
           "[ops][matmul-panels]") {
-  // K = 5 rows in each panel for A's 5 columns.
-  CHECK_THROWS_WITH(graph_from_text(R"(
-graph g(%a: f32[2,5], %p: f32[2,4,8]) -> (%y: f32[2,10]) opset 21 {
-  %y = minic.MatMulPanels(%a, %p) {columns=10}
+  // A graph of one minic.MatMulPanels of the given types.
+  auto product = [](const std::string& a, const std::string& panels, const std::string& y,
+                    int64_t columns) {
+    return graph_from_text(fmt::format(R"(
+graph g(%a: {}, %p: {}) -> (%y: {}) opset 21 {{
+  %y = minic.MatMulPanels(%a, %p) {{columns={}}}
   return %y
-})"),
+}})", a, panels, y, columns));
+  };
+  // K = 5 rows in each panel for A's 5 columns.
+  CHECK_THROWS_WITH(product("f32[2,5]", "f32[2,4,8]", "f32[2,10]", 10),
                     Catch::Contains("B_panels is f32[2,4,8]; for A f32[2,5] it must be "
                                     "[panels, 5, width]"));
   // Two panels of 8 hold 9 to 16 columns.
-  CHECK_THROWS_WITH(graph_from_text(R"(
-graph g(%a: f32[2,5], %p: f32[2,5,8]) -> (%y: f32[2,8]) opset 21 {
-  %y = minic.MatMulPanels(%a, %p) {columns=8}
-  return %y
-})"),
+  CHECK_THROWS_WITH(product("f32[2,5]", "f32[2,5,8]", "f32[2,8]", 8),
                     Catch::Contains("columns = 8 does not fit B_panels f32[2,5,8]: 2 panels "
                                     "of 8 hold 9 to 16 columns"));
-  CHECK_THROWS_WITH(graph_from_text(R"(
-graph g(%a: f32[2,5], %p: f64[2,5,8]) -> (%y: f32[2,10]) opset 21 {
-  %y = minic.MatMulPanels(%a, %p) {columns=10}
-  return %y
-})"),
+  CHECK_THROWS_WITH(product("f32[2,5]", "f64[2,5,8]", "f32[2,10]", 10),
                     Catch::Contains("B_panels is f64[2,5,8] but A is f32[2,5]"));
-  CHECK_THROWS_WITH(graph_from_text(R"(
-graph g(%a: f32[5], %p: f32[2,5,8]) -> (%y: f32[10]) opset 21 {
-  %y = minic.MatMulPanels(%a, %p) {columns=10}
-  return %y
-})"),
+  CHECK_THROWS_WITH(product("f32[5]", "f32[2,5,8]", "f32[10]", 10),
                     Catch::Contains("A is f32[5]; it must have rows and columns"));
 }
 
