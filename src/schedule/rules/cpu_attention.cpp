@@ -73,20 +73,6 @@ std::optional<AttentionBlocks> attention_blocks(const loop::PrimFunc& func) {
   return AttentionBlocks{names[0], names[1], names[2], names[3], names[4], names[5]};
 }
 
-// A register tile of a multiply-accumulate block (the GEMM rule's inner loops): the
-// block's loops `outer` first, then `tile` (the loop the copy-out goes under), the
-// reduction loop, `rows` (unrolled) and `columns` (vectorised); the tile accumulates in a
-// local buffer, zeroed before the reduction and copied out after it. `copy` is the block
-// that cache_write made before the loops were split.
-void register_tile(Schedule& sch, const BlockRef& block, const BlockRef& copy,
-                   std::vector<LoopRef> order, const LoopRef& tile, const LoopRef& reduce,
-                   const LoopRef& rows, const LoopRef& columns) {
-  order.insert(order.end(), {tile, reduce, rows, columns});
-  sch.reorder(order);
-  sch.reverse_compute_at(copy, tile);
-  finish_register_tile(sch, block, copy, reduce, rows, columns);
-}
-
 // The rows of a block: as many register tiles of mr rows (up to four) as keep the block's
 // scores and exponentials, 2 x rows x T floats, within half of kPanelBytes, so that they
 // stay in L1 beside the keys and values the block streams. Each block reads all of K_t
@@ -172,9 +158,13 @@ std::string schedule_attention_blocks(Schedule& sch, const AttentionBlocks& name
   std::vector<LoopRef> i_parts = sch.split(i, {-1, tiles, tile.rows});
   std::vector<LoopRef> outer(roles.spatial.begin(), roles.spatial.end() - 2);
   outer.push_back(i_parts[0]);
+  // The GEMM rule's register tile: [outer.., tiles, eo, j, mr (unrolled), nr
+  // (vectorised)], the sums in a local buffer copied out under eo.
   std::vector<LoopRef> order = outer;
-  order.push_back(i_parts[1]);
-  register_tile(sch, context, copy, order, e_parts[0], roles.reduce[0], i_parts[2], e_parts[1]);
+  order.insert(order.end(), {i_parts[1], e_parts[0], roles.reduce[0], i_parts[2], e_parts[1]});
+  sch.reorder(order);
+  sch.reverse_compute_at(copy, e_parts[0]);
+  finish_register_tile(sch, context, copy, roles.reduce[0], i_parts[2], e_parts[1]);
   // Y = context / sum reads two stages, so it cannot fold into the copy-out
   // (reverse_compute_inline takes one producer); it follows it, tile by tile.
   BlockRef out = sch.get_block(names.out);
