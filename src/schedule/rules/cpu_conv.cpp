@@ -60,7 +60,9 @@
 #include "minic/ir/loop/analysis.h"
 #include "minic/schedule/primitives.h"
 #include "minic/support/error.h"
+#include "minic/tensor/tensor.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace minic::schedule {
@@ -145,6 +147,7 @@ struct ConvLoops {
   LoopRef j;
   int64_t vectors = 1;      // j's extent in vectors
   int64_t group_size = 0;   // channel blocks per group, which U must divide (0: no groups)
+  loop::Buffer weights;     // the operand the position loop does not read
 };
 
 ConvLoops conv_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& roles,
@@ -202,7 +205,7 @@ ConvLoops conv_loops(Schedule& sch, const BlockRef& block_ref, const LoopRoles& 
   if (!channel && !reads_loop(sch, block, *input, j)) {
     fail("no loop over channel blocks, and the input does not read the channel vector");
   }
-  return {*position, channel, j, extent_j / lanes, group};
+  return {*position, channel, j, extent_j / lanes, group, weights->buffer};
 }
 
 // Every tile whose T is balanced for the positions (T at most kMaxPositions; the last tile
@@ -297,6 +300,32 @@ ConvTile blocked_conv_tile(Schedule& sch, const BlockRef& block, const LoopRoles
 
 namespace {
 
+// Weights of kPrefetchPanelBytes or more (block_roles.h) come from memory, not the caches,
+// on every inference of a model with many such layers (ResNet-50's last stage: 9.4 MB a
+// 3 x 3 convolution). In the plane form a pass reads the weights of `chunk` input channel
+// blocks, and the next pass those just after them (W[mb, cb, kh, kw, i, j] holds the
+// blocks of one mb in order): so the pass's outermost loop (cb.1, or where a pass is one
+// block, the first tap loop: a loop of one iteration is removed, and its annotation with
+// it) is annotated prefetch_ahead = the elements of `chunk` blocks, and the code
+// generator follows each vector load of the weights with a prefetch of the same vector of
+// the next pass into L2 (src/codegen/llvm/codegen_expr.cpp, emit_load). The last pass's
+// prefetches land on the next mb's first weights.
+void prefetch_next_pass(Schedule& sch, const LoopRoles& roles, const ConvLoops& conv,
+                        const LoopRef& pass, int64_t chunk) {
+  if (num_elements(conv.weights->shape) * dtype_size(conv.weights->dtype) < kPrefetchPanelBytes) {
+    return;
+  }
+  std::vector<LoopRef> loops = {pass};  // a pass's loops, outermost first
+  loops.insert(loops.end(), roles.reduce.begin() + 1, roles.reduce.end());
+  const auto outermost = std::find_if(loops.begin(), loops.end(), [&](const LoopRef& loop) {
+    return extent_of(sch, loop) > 1;
+  });
+  if (outermost == loops.end()) return;
+  const int64_t ahead = chunk * product(sch, {loops.begin() + 1, loops.end()}) *
+                        extent_of(sch, conv.j);
+  sch.annotate(*outermost, "prefetch_ahead", ahead);
+}
+
 // The plane form: [loops before the channel loop] [mb.0] [cb.0] [the other outer loops]
 // [ow.0] [cb.1, kh, kw, i] [ow.1, mb.1, j]. The sums of the plane accumulate in the
 // block's own buffer (compact-buffers shrinks it to the plane) over the passes cb.0;
@@ -330,6 +359,7 @@ void schedule_plane_conv(Schedule& sch, const BlockRef& block_ref, const LoopRol
   order.push_back(c_parts[1]);
   order.push_back(conv.j);
   sch.reorder(order);
+  prefetch_next_pass(sch, roles, conv, passes[1], tile.chunk);
   BlockRef init = sch.decompose_reduction(block_ref, passes[0]);
   sch.unroll(c_parts[1]);
   sch.unroll(p_parts[1]);
