@@ -175,7 +175,11 @@ void schedule_gemm(Schedule& sch, const BlockRef& block, const LoopRoles& roles,
     sch.vectorize(schedule::innermost_loops(sch, pack, 1)[0]);
   }
   const loop::Block& node = schedule::get_block(sch.func(), sch.block_name(block.var));
-  schedule::prefetch_next_panel(sch, node, schedule::multiplicands(node), reduce.front());
+  // The row tiles share the next panel's prefetches where they run inside a column tile.
+  std::optional<LoopRef> row_tiles;
+  if (!values.rows_outer && !j.middle) row_tiles = tile_outer.back();
+  schedule::prefetch_next_panel(sch, node, schedule::multiplicands(node), reduce.front(),
+                                row_tiles);
   schedule::finish_register_tile(sch, block, copy, reduce.front(), i.inner, j.inner);
   if (k_inner && values.tile_k[1] <= kMaxUnrolledReduction) sch.unroll(*k_inner);
   schedule::fold_epilogue(sch, copy);

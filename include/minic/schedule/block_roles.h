@@ -38,7 +38,8 @@ inline constexpr int64_t kParallelMinWork = 16384;  // iterations below which th
 // prefetch_ahead): half of a core's L2 on the machines minic is measured on, beyond which
 // a model's weights do not stay in the caches between inferences.
 inline constexpr int64_t kPrefetchPanelBytes = int64_t{1} << 20;
-// ... where two of its panels and A fit in this much of L2 together.
+// ... where two of its panels and A fit in this much of L2 together, unless its row tiles
+// share the prefetches (prefetch_next_panel).
 inline constexpr int64_t kPrefetchBudgetBytes = int64_t{1} << 20;
 // A reduction is split among threads (schedule_reduction) into at most kMaxReductionParts
 // runs of at least kMinReductionPart iterations, where the nest has kMinSplitWork
@@ -94,14 +95,19 @@ int64_t panel_width(const loop::Block& block, const loop::Load& columns);
 // B in panels (minic.MatMulPanels) of kPrefetchPanelBytes or more does not stay in the
 // caches from one inference to the next: each column tile's first row tile would wait for
 // its panel from memory while the others find it in L2. This annotates the reduction loop
-// prefetch_ahead = K x P, one panel on, so that the code generator prefetches, with each
-// row of the panel a tile reads, the same row of the next panel into L2
-// (src/codegen/llvm/codegen_expr.cpp, emit_load): the next panel arrives while this one is
-// computed. Only where two panels and A fit in kPrefetchBudgetBytes of L2 beside each
-// other: a longer reduction's panels (BERT's 3072) would push A out of it, which costs
-// more than the prefetch saves. The GEMM rule and its tuning space both call it.
+// prefetch_ahead = K x P, one panel on, so that the code generator prefetches the next
+// panel into L2 while this one is computed (src/codegen/llvm/codegen_expr.cpp, emit_load).
+// With `row_tiles`, the loop over a column tile's row tiles, that loop is annotated
+// prefetch_spread = P (the elements a step of the reduction reads): its iterations then
+// share the next panel's lines, one line or less a step, instead of each prefetching, with
+// each row of the panel it reads, the same row of the next one -- which asks for the whole
+// next panel during the first row tile, faster than memory delivers it. Without row tiles
+// to share them, only where two panels and A fit in kPrefetchBudgetBytes of L2 beside each
+// other: there a longer reduction's panels (BERT's 3072) pushed A out of it, which cost
+// more than the prefetch saved. The GEMM rule and its tuning space both call it.
 void prefetch_next_panel(Schedule& sch, const loop::Block& block, const Operands& operands,
-                         const LoopRef& reduction);
+                         const LoopRef& reduction,
+                         const std::optional<LoopRef>& row_tiles = std::nullopt);
 
 // The index of `load`'s buffer in the block's reads.
 int read_index(const loop::Block& block, const loop::Load* load);

@@ -71,6 +71,9 @@ class CodeGen {
   // prefetch_ahead_ elements on.
   void emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer,
                      int lanes);
+  // Under a loop annotated prefetch_spread: this step's one line of the region ahead of
+  // the load at `pointer` (see emit_load).
+  void emit_spread_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer);
   bool already_prefetched(const loop::Load* node) const;
   void emit_store(const loop::Store* node);
   // codegen_math.cpp
@@ -94,6 +97,8 @@ class CodeGen {
   void emit_if(llvm::Value* condition, const std::function<void()>& then_case,
                const std::function<void()>& else_case);
   void emit_for(const loop::For* node);
+  // One iteration of `node`'s body, its variable `counter` (from `min`).
+  void emit_loop_body(const loop::For* node, llvm::Value* min, llvm::Value* counter);
   void emit_block(const loop::Block* node);
   void emit_allocate(const loop::Buffer& buffer, const std::function<void()>& body);
 
@@ -152,6 +157,15 @@ class CodeGen {
   std::unordered_set<const loop::BufferNode*> params_;
   int64_t prefetch_ahead_ = 0;
   std::vector<const loop::Load*> prefetched_;  // the loads prefetched in that loop's body
+  // A loop's iteration (from 0) and its number of iterations, as emit_load reads them for
+  // the loop annotated prefetch_spread (`share`) and the prefetch_ahead loop in it (`step`).
+  struct LoopPosition {
+    llvm::Value* index = nullptr;
+    int64_t extent = 0;
+  };
+  LoopPosition prefetch_share_;
+  LoopPosition prefetch_step_;
+  int64_t prefetch_spread_ = 0;  // the spread loop's annotation: elements a step reads
   int parallel_depth_ = 0;       // > 0 inside an outlined parallel loop
   int parallel_functions_ = 0;   // how many the current PrimFunc has outlined
 };

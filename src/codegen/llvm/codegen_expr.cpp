@@ -402,10 +402,16 @@ llvm::Value* CodeGen::emit_load(const Load* node) {
   llvm::Value* value = nullptr;
   if (address.pointer) {
     value = builder_.CreateAlignedLoad(type, address.pointer, align);
-    if (prefetch_ahead_ > 0 && lanes > 1 && params_.count(node->buffer.get()) &&
-        !already_prefetched(node)) {
-      prefetched_.push_back(node);
-      emit_prefetch(element, dtype_size(dtype), address.pointer, lanes);
+    if (prefetch_ahead_ > 0 && lanes > 1 && params_.count(node->buffer.get())) {
+      if (prefetch_share_.index && prefetch_step_.extent > 0) {
+        if (prefetched_.empty()) {  // one prefetch a step, at the body's first such load
+          prefetched_.push_back(node);
+          emit_spread_prefetch(element, dtype_size(dtype), address.pointer);
+        }
+      } else if (!already_prefetched(node)) {
+        prefetched_.push_back(node);
+        emit_prefetch(element, dtype_size(dtype), address.pointer, lanes);
+      }
     }
   } else {
     value = builder_.CreateMaskedGather(type, address.lane_pointers, align);
@@ -441,6 +447,32 @@ void CodeGen::emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Va
     B.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
                       {at, B.getInt32(0), B.getInt32(2), B.getInt32(1)});
   }
+}
+
+void CodeGen::emit_spread_prefetch(llvm::Type* element, int64_t element_bytes,
+                                   llvm::Value* pointer) {
+  // The prefetch_ahead loop (K steps k, each reading s = prefetch_spread_ elements on from
+  // the last) reads a region of K * s elements from `start`, the load's address less k * s;
+  // the region prefetch_ahead_ elements on has L = K * s * bytes / 64 lines. Iteration i of
+  // the n of the prefetch_spread loop prefetches, at step k, line
+  //   floor((i * K + k) * L / (n * K))
+  // of it: the n * K steps of the spread loop's iterations prefetch the L lines once,
+  // evenly spread (a line or less a step), where every iteration prefetching the whole
+  // region would ask for it all in its first iteration, faster than memory delivers it.
+  auto& B = builder_;
+  const int64_t steps = prefetch_step_.extent;
+  const int64_t share = prefetch_share_.extent;
+  const int64_t per_line = std::max<int64_t>(64 / element_bytes, 1);
+  const int64_t lines = std::max<int64_t>(steps * prefetch_spread_ / per_line, 1);
+  llvm::Value* k = prefetch_step_.index;
+  llvm::Value* slot = B.CreateAdd(B.CreateMul(prefetch_share_.index, i64(steps)), k);
+  llvm::Value* line = B.CreateUDiv(B.CreateMul(slot, i64(lines)), i64(share * steps));
+  llvm::Value* offset = B.CreateAdd(
+      B.CreateSub(i64(prefetch_ahead_), B.CreateMul(k, i64(prefetch_spread_))),
+      B.CreateMul(line, i64(per_line)));
+  llvm::Value* at = B.CreateGEP(element, pointer, offset);  // may lie past the end: no inbounds
+  B.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
+                    {at, B.getInt32(0), B.getInt32(2), B.getInt32(1)});
 }
 
 void CodeGen::emit_store(const Store* node) {

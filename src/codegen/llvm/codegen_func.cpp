@@ -33,6 +33,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <unordered_set>
+#include <utility>
 
 namespace minic::codegen::llvm_backend {
 
@@ -181,6 +182,9 @@ void CodeGen::emit_func(const PrimFunc& func) {
   buffers_.clear();
   params_.clear();
   prefetch_ahead_ = 0;
+  prefetch_spread_ = 0;
+  prefetch_share_ = {};
+  prefetch_step_ = {};
   for (const Buffer& param : func.params) {
     params_.insert(param.get());
     if (is_storage_only(param->dtype)) {
@@ -307,13 +311,14 @@ void CodeGen::emit_parallel_body(const For* node, const ParallelClosure& closure
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", body));
   const Var* var = node->var.as<Var>();
   ++parallel_depth_;
+  // The enclosing function's prefetch state names its values, not this function's.
+  const LoopPosition outer_share = std::exchange(prefetch_share_, {});
+  const LoopPosition outer_step = std::exchange(prefetch_step_, {});
   emit_counted_loop(builder_.CreateAdd(min, begin, "", false, true),
                     builder_.CreateAdd(min, end, "", false, true), var->name, nullptr,
-                    [&](llvm::Value* counter) {
-                      vars_[var] = counter;
-                      emit(node->body);
-                      vars_.erase(var);
-                    });
+                    [&](llvm::Value* counter) { emit_loop_body(node, min, counter); });
+  prefetch_share_ = outer_share;
+  prefetch_step_ = outer_step;
   --parallel_depth_;
   builder_.CreateRetVoid();
   verify(body, func_name_);

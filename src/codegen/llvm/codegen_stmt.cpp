@@ -96,19 +96,39 @@ void CodeGen::emit_for(const For* node) {
   llvm::Value* end = builder_.CreateAdd(min, emit(node->extent), "", false, true);
   // A parallel loop inside another runs serially: the outer one already has the threads.
   ForKind kind = node->for_kind == ForKind::parallel ? ForKind::serial : node->for_kind;
-  // prefetch_ahead = d: the vector loads of parameters in the body prefetch d elements on.
-  const int64_t outer_prefetch = prefetch_ahead_;
+  emit_counted_loop(min, end, var->name, loop_metadata(kind), [&](llvm::Value* counter) {
+    emit_loop_body(node, min, counter);
+  });
+}
+
+void CodeGen::emit_loop_body(const For* node, llvm::Value* min, llvm::Value* counter) {
+  // The loop's prefetch annotations hold in its body (see emit_load); the enclosing
+  // loop's are restored after it.
+  const int64_t outer_ahead = prefetch_ahead_;
+  const int64_t outer_spread = prefetch_spread_;
+  const LoopPosition outer_share = prefetch_share_;
+  const LoopPosition outer_step = prefetch_step_;
   auto outer_prefetched = std::move(prefetched_);
   prefetched_.clear();
+  const LoopPosition position{builder_.CreateSub(counter, min),
+                              as_const_int(node->extent).value_or(0)};
   if (auto ahead = node->annotations.find("prefetch_ahead"); ahead != node->annotations.end()) {
     prefetch_ahead_ = ahead->second;
+    prefetch_step_ = position;
   }
-  emit_counted_loop(min, end, var->name, loop_metadata(kind), [&](llvm::Value* counter) {
-    vars_[var] = counter;
-    emit(node->body);
-    vars_.erase(var);
-  });
-  prefetch_ahead_ = outer_prefetch;
+  if (auto spread = node->annotations.find("prefetch_spread");
+      spread != node->annotations.end() && position.extent > 0) {
+    prefetch_spread_ = spread->second;
+    prefetch_share_ = position;
+  }
+  const Var* var = node->var.as<Var>();
+  vars_[var] = counter;
+  emit(node->body);
+  vars_.erase(var);
+  prefetch_ahead_ = outer_ahead;
+  prefetch_spread_ = outer_spread;
+  prefetch_share_ = outer_share;
+  prefetch_step_ = outer_step;
   prefetched_ = std::move(outer_prefetched);
 }
 

@@ -106,7 +106,7 @@ int64_t panel_width(const Block& block, const loop::Load& columns) {
 }
 
 void prefetch_next_panel(Schedule& sch, const Block& block, const Operands& operands,
-                         const LoopRef& reduction) {
+                         const LoopRef& reduction, const std::optional<LoopRef>& row_tiles) {
   const loop::Buffer& panels = operands.columns->buffer;
   if (panel_width(block, *operands.columns) == 0) return;
   auto bytes_of = [](const loop::Buffer& buffer) {
@@ -115,10 +115,11 @@ void prefetch_next_panel(Schedule& sch, const Block& block, const Operands& oper
   const int64_t panel_bytes = bytes_of(panels) / panels->shape[0];
   const int64_t a_bytes = bytes_of(operands.rows->buffer);
   if (bytes_of(panels) < kPrefetchPanelBytes ||
-      2 * panel_bytes + a_bytes > kPrefetchBudgetBytes) {
+      (!row_tiles && 2 * panel_bytes + a_bytes > kPrefetchBudgetBytes)) {
     return;
   }
   sch.annotate(reduction, "prefetch_ahead", panels->shape[1] * panels->shape[2]);
+  if (row_tiles) sch.annotate(*row_tiles, "prefetch_spread", panels->shape[2]);
 }
 
 Operands multiplicands(const Block& block) {

@@ -136,7 +136,7 @@ void schedule_gemm(Schedule& sch, const BlockRef& block_ref, const LoopRoles& ro
     sch.compute_at(pack, j_parts[0]);
     sch.vectorize(innermost_loops(sch, pack, 1)[0]);
   }
-  prefetch_next_panel(sch, block, operands, roles.reduce.front());  // block_roles.h
+  prefetch_next_panel(sch, block, operands, roles.reduce.front(), i_parts[0]);  // block_roles.h
   // The update, the zeroing and the copy-out each work on the mr x nr tile: rows
   // unrolled, columns vectorised.
   finish_register_tile(sch, block_ref, copy, roles.reduce.front(), i_parts[1], j_parts[1]);
