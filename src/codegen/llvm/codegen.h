@@ -152,9 +152,10 @@ class CodeGen {
   std::vector<std::string> blocks_;  // the enclosing blocks, for errors
   std::unordered_map<const loop::Var*, llvm::Value*> vars_;
   std::unordered_map<const loop::BufferNode*, llvm::Value*> buffers_;
-  // The function's parameters, and the prefetch_ahead annotation of the loop being
+  // The function's inputs (the parameters it does not write: a plane-form convolution's
+  // sums accumulate in its output), and the prefetch_ahead annotation of the loop being
   // emitted (0 outside such a loop): see emit_load.
-  std::unordered_set<const loop::BufferNode*> params_;
+  std::unordered_set<const loop::BufferNode*> inputs_;
   int64_t prefetch_ahead_ = 0;
   std::vector<const loop::Load*> prefetched_;  // the loads prefetched in that loop's body
   // A loop's iteration (from 0) and its number of iterations, as emit_load reads them for

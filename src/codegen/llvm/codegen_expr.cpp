@@ -392,6 +392,11 @@ CodeGen::Address CodeGen::emit_address(const Buffer& buffer, const std::vector<E
   return address;
 }
 
+// A vector load of one of the function's inputs inside a loop annotated prefetch_ahead = d
+// is followed by prefetches into L2: of its own lines d elements on (emit_prefetch, once
+// per distinct load of the body), or, under a loop annotated prefetch_spread too, of one
+// line a step of the region d elements on, shared among that loop's iterations
+// (emit_spread_prefetch, at the body's first such load).
 llvm::Value* CodeGen::emit_load(const Load* node) {
   int lanes = node->type.lanes;
   DType dtype = node->buffer->dtype;
@@ -402,7 +407,7 @@ llvm::Value* CodeGen::emit_load(const Load* node) {
   llvm::Value* value = nullptr;
   if (address.pointer) {
     value = builder_.CreateAlignedLoad(type, address.pointer, align);
-    if (prefetch_ahead_ > 0 && lanes > 1 && params_.count(node->buffer.get())) {
+    if (prefetch_ahead_ > 0 && lanes > 1 && inputs_.count(node->buffer.get())) {
       if (prefetch_share_.index && prefetch_step_.extent > 0) {
         if (prefetched_.empty()) {  // one prefetch a step, at the body's first such load
           prefetched_.push_back(node);

@@ -53,6 +53,16 @@ int64_t storage_elements(const BufferNode& buffer) {
   return last + 1;
 }
 
+// The buffers a function's body stores to.
+class StoredBuffers : public IRVisitor {
+ public:
+  std::unordered_set<const BufferNode*> buffers;
+  void visit_Store(const Store* node) override {
+    buffers.insert(node->buffer.get());
+    IRVisitor::visit_Store(node);
+  }
+};
+
 // What a parallel loop's body uses that is bound outside it, in order of first use.
 class Captures : public IRVisitor {
  public:
@@ -180,13 +190,15 @@ void CodeGen::emit_func(const PrimFunc& func) {
   parallel_functions_ = 0;
   vars_.clear();
   buffers_.clear();
-  params_.clear();
+  inputs_.clear();
   prefetch_ahead_ = 0;
   prefetch_spread_ = 0;
   prefetch_share_ = {};
   prefetch_step_ = {};
+  StoredBuffers stored;
+  stored.visit(func.body);
   for (const Buffer& param : func.params) {
-    params_.insert(param.get());
+    if (!stored.buffers.count(param.get())) inputs_.insert(param.get());
     if (is_storage_only(param->dtype)) {
       error("parameter " + param->name + " is " + std::string(dtype_name(param->dtype)) +
             ", which no kernel computes in");
