@@ -24,6 +24,7 @@
 #include "host_device_split.h"
 #include "index_width.h"
 
+#include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/c_syntax.h"
 #include "minic/ir/loop/c_writer.h"
 #include "minic/ir/loop/gpu_axis.h"

@@ -25,6 +25,7 @@
 #include "codegen.h"
 #include "target.h"
 
+#include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/verifier.h"
 #include "minic/ir/loop/visitor.h"
 #include "minic/support/error.h"
@@ -32,6 +33,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <set>
 #include <unordered_set>
 #include <utility>
 
@@ -52,16 +54,6 @@ int64_t storage_elements(const BufferNode& buffer) {
   }
   return last + 1;
 }
-
-// The buffers a function's body stores to.
-class StoredBuffers : public IRVisitor {
- public:
-  std::unordered_set<const BufferNode*> buffers;
-  void visit_Store(const Store* node) override {
-    buffers.insert(node->buffer.get());
-    IRVisitor::visit_Store(node);
-  }
-};
 
 // What a parallel loop's body uses that is bound outside it, in order of first use.
 class Captures : public IRVisitor {
@@ -195,10 +187,9 @@ void CodeGen::emit_func(const PrimFunc& func) {
   prefetch_spread_ = 0;
   prefetch_share_ = {};
   prefetch_step_ = {};
-  StoredBuffers stored;
-  stored.visit(func.body);
+  const std::set<const BufferNode*> stored = stored_buffers(func.body);
   for (const Buffer& param : func.params) {
-    if (!stored.buffers.count(param.get())) inputs_.insert(param.get());
+    if (!stored.count(param.get())) inputs_.insert(param.get());
     if (is_storage_only(param->dtype)) {
       error("parameter " + param->name + " is " + std::string(dtype_name(param->dtype)) +
             ", which no kernel computes in");

@@ -199,6 +199,15 @@ class BufferReplacer : public IRMutator {
   const Buffer& to_;
 };
 
+class StoredBuffers : public IRVisitor {
+ public:
+  std::set<const BufferNode*> stored;
+  void visit_Store(const Store* node) override {
+    stored.insert(node->buffer.get());
+    IRVisitor::visit_Store(node);
+  }
+};
+
 class CallFinder : public IRVisitor {
  public:
   explicit CallFinder(const std::string& name) : name_(name) {}
@@ -361,6 +370,12 @@ bool calls(const Stmt& stmt, const std::string& name) {
   CallFinder finder(name);
   finder.visit(stmt);
   return finder.found;
+}
+
+std::set<const BufferNode*> stored_buffers(const Stmt& body) {
+  StoredBuffers stores;
+  stores.visit(body);
+  return std::move(stores.stored);
 }
 
 Stmt barrier_stmt() { return Evaluate::make(Call::make(DataType::int64(), "barrier", {})); }

@@ -9,6 +9,7 @@
 // Chapter: docs/module3-loop-ir.md#3-the-text-form-and-the-equivalent-c
 #include "minic/ir/loop/c_printer.h"
 
+#include "minic/ir/loop/analysis.h"
 #include "minic/ir/loop/c_syntax.h"
 #include "minic/ir/loop/c_writer.h"
 

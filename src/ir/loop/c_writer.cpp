@@ -47,22 +47,7 @@ class LaneRewriter : public IRMutator {
   Expr lane_;
 };
 
-class StoredBuffers : public IRVisitor {
- public:
-  std::set<const BufferNode*> stored;
-  void visit_Store(const Store* node) override {
-    stored.insert(node->buffer.get());
-    IRVisitor::visit_Store(node);
-  }
-};
-
 }  // namespace
-
-std::set<const BufferNode*> CWriter::stored_buffers(const Stmt& body) {
-  StoredBuffers stores;
-  stores.visit(body);
-  return std::move(stores.stored);
-}
 
 // --- names ----------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -101,6 +102,9 @@ bool same_expr(const Expr& a, const Expr& b);
 
 // True if `stmt` evaluates a call named `name` (a GPU barrier: "barrier").
 bool calls(const Stmt& stmt, const std::string& name);
+
+// The buffers `body` stores to (a function's other parameters are its inputs).
+std::set<const BufferNode*> stored_buffers(const Stmt& body);
 
 // The GPU barrier, `barrier()`: a call evaluated as a statement of its own.
 Stmt barrier_stmt();

@@ -27,7 +27,6 @@
 
 #include "minic/ir/loop/stmt.h"
 
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -75,9 +74,6 @@ class CWriter {
   void c_loop(const For* node, const std::string& comment);
   virtual void declare_array(const Buffer& buffer) = 0;
   virtual void barrier();
-
-  // The buffers `body` stores to: the other parameters are `const`.
-  static std::set<const BufferNode*> stored_buffers(const Stmt& body);
 
   std::string out_;
   int indent_ = 0;
