@@ -49,6 +49,7 @@
 
 #include "graph_edit.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace minic {
@@ -99,6 +100,12 @@ bool rewrite(Graph& graph, Node& node) {
   Value* result = node.output(0);
   if (result->type.dtype != DType::f32 || node.input(0)->type.dtype != DType::f32) return false;
   if (gemm && edit::int_attribute(node, "transA", 0) != 0) return false;
+  // A product that reads no dequantised value is a float model's: nothing to explain.
+  const bool reads_dequantized = std::any_of(
+      node.inputs().begin(), node.inputs().end(), [](const Value* input) {
+        return input && input->producer() && input->producer()->op == "DequantizeLinear";
+      });
+  if (!reads_dequantized) return false;
   if (conv && edit::int_attribute(node, "group", 1) != 1) {
     explain::note("Conv %{} stays in float: a grouped convolution has no int8 word form, and "
                   "minic's float kernels for it are the faster", result->name());
