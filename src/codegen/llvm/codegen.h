@@ -67,12 +67,15 @@ class CodeGen {
   Address emit_address(const loop::Buffer& buffer, const std::vector<loop::Expr>& indices,
                        int lanes);
   llvm::Value* emit_load(const loop::Load* node);
+  // codegen_prefetch.cpp: the prefetches that follow `node`, a load at `pointer`, inside a
+  // loop annotated prefetch_ahead.
+  void emit_prefetches(const loop::Load* node, llvm::Type* element, llvm::Value* pointer);
   // Prefetches the lines of a vector load of `lanes` elements at `pointer`,
   // prefetch_ahead_ elements on.
   void emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer,
                      int lanes);
   // Under a loop annotated prefetch_spread: this step's one line of the region ahead of
-  // the load at `pointer` (see emit_load).
+  // the load at `pointer`.
   void emit_spread_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer);
   bool already_prefetched(const loop::Load* node) const;
   void emit_store(const loop::Store* node);
@@ -154,12 +157,14 @@ class CodeGen {
   std::unordered_map<const loop::BufferNode*, llvm::Value*> buffers_;
   // The function's inputs (the parameters it does not write: a plane-form convolution's
   // sums accumulate in its output), and the prefetch_ahead annotation of the loop being
-  // emitted (0 outside such a loop): see emit_load.
+  // emitted (0 outside such a loop): see codegen_prefetch.cpp.
   std::unordered_set<const loop::BufferNode*> inputs_;
   int64_t prefetch_ahead_ = 0;
   std::vector<const loop::Load*> prefetched_;  // the loads prefetched in that loop's body
+  int64_t prefetched_lanes_ = 0;               // their lanes, added up
   // A loop's iteration (from 0) and its number of iterations, as emit_load reads them for
-  // the loop annotated prefetch_spread (`share`) and the prefetch_ahead loop in it (`step`).
+  // the loop annotated prefetch_spread (`share`) and the prefetch_ahead loop in it with
+  // the loops inside that (`step`: their iterations counted as one, innermost fastest).
   struct LoopPosition {
     llvm::Value* index = nullptr;
     int64_t extent = 0;

@@ -392,11 +392,8 @@ CodeGen::Address CodeGen::emit_address(const Buffer& buffer, const std::vector<E
   return address;
 }
 
-// A vector load of one of the function's inputs inside a loop annotated prefetch_ahead = d
-// is followed by prefetches into L2: of its own lines d elements on (emit_prefetch, once
-// per distinct load of the body), or, under a loop annotated prefetch_spread too, of one
-// line a step of the region d elements on, shared among that loop's iterations
-// (emit_spread_prefetch, at the body's first such load).
+// Inside a loop annotated prefetch_ahead, a vector load of an input may be followed by
+// prefetches (codegen_prefetch.cpp).
 llvm::Value* CodeGen::emit_load(const Load* node) {
   int lanes = node->type.lanes;
   DType dtype = node->buffer->dtype;
@@ -407,17 +404,7 @@ llvm::Value* CodeGen::emit_load(const Load* node) {
   llvm::Value* value = nullptr;
   if (address.pointer) {
     value = builder_.CreateAlignedLoad(type, address.pointer, align);
-    if (prefetch_ahead_ > 0 && lanes > 1 && inputs_.count(node->buffer.get())) {
-      if (prefetch_share_.index && prefetch_step_.extent > 0) {
-        if (prefetched_.empty()) {  // one prefetch a step, at the body's first such load
-          prefetched_.push_back(node);
-          emit_spread_prefetch(element, dtype_size(dtype), address.pointer);
-        }
-      } else if (!already_prefetched(node)) {
-        prefetched_.push_back(node);
-        emit_prefetch(element, dtype_size(dtype), address.pointer, lanes);
-      }
-    }
+    if (prefetch_ahead_ > 0) emit_prefetches(node, element, address.pointer);
   } else {
     value = builder_.CreateMaskedGather(type, address.lane_pointers, align);
   }
@@ -426,58 +413,6 @@ llvm::Value* CodeGen::emit_load(const Load* node) {
     value = builder_.CreateICmpNE(value, llvm::Constant::getNullValue(type));
   }
   return value;
-}
-
-bool CodeGen::already_prefetched(const Load* node) const {
-  // An unrolled tile loads the same vector of B once per row; LLVM merges the loads, not
-  // the prefetches, so each is emitted once per body.
-  return std::any_of(prefetched_.begin(), prefetched_.end(), [&](const Load* other) {
-    if (other->buffer.get() != node->buffer.get()) return false;
-    for (size_t d = 0; d < node->indices.size(); ++d) {
-      if (!same_expr(other->indices[d], node->indices[d])) return false;
-    }
-    return true;
-  });
-}
-
-void CodeGen::emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer,
-                            int lanes) {
-  // One prefetch (into L2: locality 2, a read of data) per 64-byte line of the vector, the
-  // lines prefetch_ahead_ elements on. The address may lie past the buffer's end (the
-  // last panel's next); a prefetch does not access memory, so no inbounds.
-  const int64_t per_line = std::max<int64_t>(64 / element_bytes, 1);
-  auto& B = builder_;
-  for (int64_t first = 0; first < lanes; first += per_line) {
-    llvm::Value* at = B.CreateGEP(element, pointer, i64(prefetch_ahead_ + first));
-    B.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
-                      {at, B.getInt32(0), B.getInt32(2), B.getInt32(1)});
-  }
-}
-
-void CodeGen::emit_spread_prefetch(llvm::Type* element, int64_t element_bytes,
-                                   llvm::Value* pointer) {
-  // The prefetch_ahead loop (K steps k, each reading s = prefetch_spread_ elements on from
-  // the last) reads a region of K * s elements from `start`, the load's address less k * s;
-  // the region prefetch_ahead_ elements on has L = K * s * bytes / 64 lines. Iteration i of
-  // the n of the prefetch_spread loop prefetches, at step k, line
-  //   floor((i * K + k) * L / (n * K))
-  // of it: the n * K steps of the spread loop's iterations prefetch the L lines once,
-  // evenly spread (a line or less a step), where every iteration prefetching the whole
-  // region would ask for it all in its first iteration, faster than memory delivers it.
-  auto& B = builder_;
-  const int64_t steps = prefetch_step_.extent;
-  const int64_t share = prefetch_share_.extent;
-  const int64_t per_line = std::max<int64_t>(64 / element_bytes, 1);
-  const int64_t lines = std::max<int64_t>(steps * prefetch_spread_ / per_line, 1);
-  llvm::Value* k = prefetch_step_.index;
-  llvm::Value* slot = B.CreateAdd(B.CreateMul(prefetch_share_.index, i64(steps)), k);
-  llvm::Value* line = B.CreateUDiv(B.CreateMul(slot, i64(lines)), i64(share * steps));
-  llvm::Value* offset = B.CreateAdd(
-      B.CreateSub(i64(prefetch_ahead_), B.CreateMul(k, i64(prefetch_spread_))),
-      B.CreateMul(line, i64(per_line)));
-  llvm::Value* at = B.CreateGEP(element, pointer, offset);  // may lie past the end: no inbounds
-  B.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
-                    {at, B.getInt32(0), B.getInt32(2), B.getInt32(1)});
 }
 
 void CodeGen::emit_store(const Store* node) {

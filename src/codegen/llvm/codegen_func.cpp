@@ -187,6 +187,7 @@ void CodeGen::emit_func(const PrimFunc& func) {
   prefetch_spread_ = 0;
   prefetch_share_ = {};
   prefetch_step_ = {};
+  prefetched_lanes_ = 0;
   const std::set<const BufferNode*> stored = stored_buffers(func.body);
   for (const Buffer& param : func.params) {
     if (!stored.count(param.get())) inputs_.insert(param.get());

@@ -21,6 +21,8 @@
 #include "minic/ir/loop/analysis.h"
 #include "minic/support/error.h"
 
+#include <utility>
+
 namespace minic::codegen::llvm_backend {
 
 using namespace minic::loop;
@@ -102,19 +104,27 @@ void CodeGen::emit_for(const For* node) {
 }
 
 void CodeGen::emit_loop_body(const For* node, llvm::Value* min, llvm::Value* counter) {
-  // The loop's prefetch annotations hold in its body (see emit_load); the enclosing
+  // The loop's prefetch annotations hold in its body (codegen_prefetch.cpp); the enclosing
   // loop's are restored after it.
   const int64_t outer_ahead = prefetch_ahead_;
   const int64_t outer_spread = prefetch_spread_;
   const LoopPosition outer_share = prefetch_share_;
   const LoopPosition outer_step = prefetch_step_;
   auto outer_prefetched = std::move(prefetched_);
+  const int64_t outer_lanes = std::exchange(prefetched_lanes_, 0);
   prefetched_.clear();
   const LoopPosition position{builder_.CreateSub(counter, min),
                               as_const_int(node->extent).value_or(0)};
   if (auto ahead = node->annotations.find("prefetch_ahead"); ahead != node->annotations.end()) {
     prefetch_ahead_ = ahead->second;
     prefetch_step_ = position;
+  } else if (prefetch_step_.index) {
+    // A loop inside the prefetch_ahead loop: a step is one iteration of the innermost,
+    // counted across the nest (the steps of a convolution's taps and input lanes).
+    prefetch_step_ = {builder_.CreateAdd(builder_.CreateMul(prefetch_step_.index,
+                                                            i64(position.extent)),
+                                         position.index),
+                      prefetch_step_.extent * position.extent};
   }
   if (auto spread = node->annotations.find("prefetch_spread");
       spread != node->annotations.end() && position.extent > 0) {
@@ -130,6 +140,7 @@ void CodeGen::emit_loop_body(const For* node, llvm::Value* min, llvm::Value* cou
   prefetch_share_ = outer_share;
   prefetch_step_ = outer_step;
   prefetched_ = std::move(outer_prefetched);
+  prefetched_lanes_ = outer_lanes;
 }
 
 void CodeGen::emit_block(const Block* node) {

@@ -306,24 +306,34 @@ namespace {
 // blocks, and the next pass those just after them (W[mb, cb, kh, kw, i, j] holds the
 // blocks of one mb in order): so the pass's outermost loop (cb.1, or where a pass is one
 // block, the first tap loop: a loop of one iteration is removed, and its annotation with
-// it) is annotated prefetch_ahead = the elements of `chunk` blocks, and the code
-// generator follows each vector load of the weights with a prefetch of the same vector of
-// the next pass into L2 (src/codegen/llvm/codegen_expr.cpp, emit_load). The last pass's
-// prefetches land on the next mb's first weights.
+// it) is annotated prefetch_ahead = the elements of `chunk` blocks, and the first loop
+// over the plane's tiles with more than one iteration (`tiles`: the rows, then the tiles
+// of a row) prefetch_spread = j's extent: the code generator then has each step of each
+// tile prefetch a share of the next pass's weights into L2, the tiles fetching them once
+// between them (src/codegen/llvm/codegen_expr.cpp, emit_load), rather than the first
+// tile asking for all of them at once. The last pass's prefetches land on the next mb's
+// first weights.
 void prefetch_next_pass(Schedule& sch, const LoopRoles& roles, const ConvLoops& conv,
-                        const LoopRef& pass, int64_t chunk) {
+                        const std::vector<LoopRef>& tiles, const LoopRef& pass, int64_t chunk) {
   if (num_elements(conv.weights->shape) * dtype_size(conv.weights->dtype) < kPrefetchPanelBytes) {
     return;
   }
+  auto first_of_several = [&](const std::vector<LoopRef>& loops) {
+    return std::find_if(loops.begin(), loops.end(),
+                        [&](const LoopRef& loop) { return extent_of(sch, loop) > 1; });
+  };
   std::vector<LoopRef> loops = {pass};  // a pass's loops, outermost first
   loops.insert(loops.end(), roles.reduce.begin() + 1, roles.reduce.end());
-  const auto outermost = std::find_if(loops.begin(), loops.end(), [&](const LoopRef& loop) {
-    return extent_of(sch, loop) > 1;
-  });
+  const auto outermost = first_of_several(loops);
   if (outermost == loops.end()) return;
   const int64_t ahead = chunk * product(sch, {loops.begin() + 1, loops.end()}) *
                         extent_of(sch, conv.j);
   sch.annotate(*outermost, "prefetch_ahead", ahead);
+  // The plane's tiles share the prefetches: each step of each weight vector's reduction
+  // reads one vector of j, and the tiles' steps together prefetch the next pass once.
+  if (auto rows = first_of_several(tiles); rows != tiles.end()) {
+    sch.annotate(*rows, "prefetch_spread", extent_of(sch, conv.j));
+  }
 }
 
 // The plane form: [loops before the channel loop] [mb.0] [cb.0] [the other outer loops]
@@ -353,13 +363,19 @@ void schedule_plane_conv(Schedule& sch, const BlockRef& block_ref, const LoopRol
     }
   }
   order.push_back(p_parts[0]);
+  // The loops over the plane's tiles, inside a pass.
+  const std::vector<LoopRef> tiles(std::find_if(order.begin(), order.end(),
+                                                [&](const LoopRef& loop) {
+                                                  return loop.var == passes[0].var;
+                                                }) + 1,
+                                   order.end());
   order.push_back(passes[1]);
   order.insert(order.end(), roles.reduce.begin() + 1, roles.reduce.end());
   order.push_back(p_parts[1]);
   order.push_back(c_parts[1]);
   order.push_back(conv.j);
   sch.reorder(order);
-  prefetch_next_pass(sch, roles, conv, passes[1], tile.chunk);
+  prefetch_next_pass(sch, roles, conv, tiles, passes[1], tile.chunk);
   BlockRef init = sch.decompose_reduction(block_ref, passes[0]);
   sch.unroll(c_parts[1]);
   sch.unroll(p_parts[1]);
