@@ -96,7 +96,7 @@ int64_t panel_width(const loop::Block& block, const loop::Load& columns);
 // caches from one inference to the next: each column tile's first row tile would wait for
 // its panel from memory while the others find it in L2. This annotates the reduction loop
 // prefetch_ahead = K x P, one panel on, so that the code generator prefetches the next
-// panel into L2 while this one is computed (src/codegen/llvm/codegen_expr.cpp, emit_load).
+// panel into L2 while this one is computed (src/codegen/llvm/codegen_prefetch.cpp).
 // With `row_tiles`, the loop over a column tile's row tiles, that loop is annotated
 // prefetch_spread = P (the elements a step of the reduction reads): its iterations then
 // share the next panel's lines, one line or less a step, instead of each prefetching, with

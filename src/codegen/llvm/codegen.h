@@ -7,6 +7,7 @@
 //                      functions the thread pool runs; storage for allocations; loops
 //   codegen_stmt.cpp   statements: For, Block, Store, Allocate, Seq, IfThenElse, Evaluate
 //   codegen_expr.cpp   expressions, buffer addressing, vector loads/stores, gathers
+//   codegen_prefetch.cpp  the prefetches of loops annotated prefetch_ahead / _spread
 //   codegen_math.cpp   the math intrinsics (exp, tanh, sigmoid, erf as vectorisable code)
 // target.cpp makes the target's TargetMachine and runs LLVM's O3 pipeline; jit.cpp runs the
 // result with ORC LLJIT; cpu_target.cpp makes CPU targets (the host's, or one by name).

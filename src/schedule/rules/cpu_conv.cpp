@@ -310,7 +310,7 @@ namespace {
 // over the plane's tiles with more than one iteration (`tiles`: the rows, then the tiles
 // of a row) prefetch_spread = j's extent: the code generator then has each step of each
 // tile prefetch a share of the next pass's weights into L2, the tiles fetching them once
-// between them (src/codegen/llvm/codegen_expr.cpp, emit_load), rather than the first
+// between them (src/codegen/llvm/codegen_prefetch.cpp), rather than the first
 // tile asking for all of them at once. The last pass's prefetches land on the next mb's
 // first weights.
 void prefetch_next_pass(Schedule& sch, const LoopRoles& roles, const ConvLoops& conv,
