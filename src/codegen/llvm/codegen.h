@@ -72,7 +72,7 @@ class CodeGen {
   // loop annotated prefetch_ahead.
   void emit_prefetches(const loop::Load* node, llvm::Type* element, llvm::Value* pointer);
   // Prefetches the lines of a vector load of `lanes` elements at `pointer`,
-  // prefetch_ahead_ elements on.
+  // prefetch_.ahead elements on.
   void emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer,
                      int lanes);
   // Under a loop annotated prefetch_spread: this step's one line of the region ahead of
@@ -157,22 +157,26 @@ class CodeGen {
   std::unordered_map<const loop::Var*, llvm::Value*> vars_;
   std::unordered_map<const loop::BufferNode*, llvm::Value*> buffers_;
   // The function's inputs (the parameters it does not write: a plane-form convolution's
-  // sums accumulate in its output), and the prefetch_ahead annotation of the loop being
-  // emitted (0 outside such a loop): see codegen_prefetch.cpp.
+  // sums accumulate in its output): the buffers whose loads may be prefetched.
   std::unordered_set<const loop::BufferNode*> inputs_;
-  int64_t prefetch_ahead_ = 0;
-  std::vector<const loop::Load*> prefetched_;  // the loads prefetched in that loop's body
-  int64_t prefetched_lanes_ = 0;               // their lanes, added up
-  // A loop's iteration (from 0) and its number of iterations, as emit_load reads them for
-  // the loop annotated prefetch_spread (`share`) and the prefetch_ahead loop in it with
-  // the loops inside that (`step`: their iterations counted as one, innermost fastest).
+  // A loop's iteration (from 0) and its number of iterations.
   struct LoopPosition {
     llvm::Value* index = nullptr;
     int64_t extent = 0;
   };
-  LoopPosition prefetch_share_;
-  LoopPosition prefetch_step_;
-  int64_t prefetch_spread_ = 0;  // the spread loop's annotation: elements a step reads
+  // What the loops around the code being emitted ask to prefetch (codegen_prefetch.cpp);
+  // each loop body starts from its enclosing loop's, with no load prefetched yet, and
+  // emit_loop_body restores the enclosing loop's after it.
+  struct PrefetchState {
+    int64_t ahead = 0;   // the prefetch_ahead annotation in force (0: none)
+    int64_t spread = 0;  // the prefetch_spread annotation in force: elements a step reads
+    LoopPosition share;  // the prefetch_spread loop
+    LoopPosition step;   // the prefetch_ahead loop, its iterations counted across the
+                         // loops inside it (innermost fastest)
+    std::vector<const loop::Load*> done;  // the loads prefetched in the current body
+    int64_t done_lanes = 0;               // their lanes, added up
+  };
+  PrefetchState prefetch_;
   int parallel_depth_ = 0;       // > 0 inside an outlined parallel loop
   int parallel_functions_ = 0;   // how many the current PrimFunc has outlined
 };

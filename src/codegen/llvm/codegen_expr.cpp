@@ -404,7 +404,7 @@ llvm::Value* CodeGen::emit_load(const Load* node) {
   llvm::Value* value = nullptr;
   if (address.pointer) {
     value = builder_.CreateAlignedLoad(type, address.pointer, align);
-    if (prefetch_ahead_ > 0) emit_prefetches(node, element, address.pointer);
+    if (prefetch_.ahead > 0) emit_prefetches(node, element, address.pointer);
   } else {
     value = builder_.CreateMaskedGather(type, address.lane_pointers, align);
   }

@@ -183,11 +183,7 @@ void CodeGen::emit_func(const PrimFunc& func) {
   vars_.clear();
   buffers_.clear();
   inputs_.clear();
-  prefetch_ahead_ = 0;
-  prefetch_spread_ = 0;
-  prefetch_share_ = {};
-  prefetch_step_ = {};
-  prefetched_lanes_ = 0;
+  prefetch_ = {};
   const std::set<const BufferNode*> stored = stored_buffers(func.body);
   for (const Buffer& param : func.params) {
     if (!stored.count(param.get())) inputs_.insert(param.get());
@@ -315,14 +311,14 @@ void CodeGen::emit_parallel_body(const For* node, const ParallelClosure& closure
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", body));
   const Var* var = node->var.as<Var>();
   ++parallel_depth_;
-  // The enclosing function's prefetch state names its values, not this function's.
-  const LoopPosition outer_share = std::exchange(prefetch_share_, {});
-  const LoopPosition outer_step = std::exchange(prefetch_step_, {});
+  // The enclosing function's loop positions are its values, not this function's.
+  PrefetchState outer = prefetch_;
+  prefetch_.share = {};
+  prefetch_.step = {};
   emit_counted_loop(builder_.CreateAdd(min, begin, "", false, true),
                     builder_.CreateAdd(min, end, "", false, true), var->name, nullptr,
                     [&](llvm::Value* counter) { emit_loop_body(node, min, counter); });
-  prefetch_share_ = outer_share;
-  prefetch_step_ = outer_step;
+  prefetch_ = std::move(outer);
   --parallel_depth_;
   builder_.CreateRetVoid();
   verify(body, func_name_);

@@ -32,20 +32,20 @@ void CodeGen::emit_prefetches(const Load* node, llvm::Type* element, llvm::Value
   const int lanes = node->type.lanes;
   if (lanes == 1 || !inputs_.count(node->buffer.get()) || already_prefetched(node)) return;
   const int64_t element_bytes = dtype_size(node->buffer->dtype);
-  prefetched_.push_back(node);
-  if (!prefetch_share_.index || prefetch_step_.extent == 0) {
+  prefetch_.done.push_back(node);
+  if (!prefetch_.share.index || prefetch_.step.extent == 0) {
     emit_prefetch(element, element_bytes, pointer, lanes);
     return;
   }
-  const bool starts_region = prefetched_lanes_ % prefetch_spread_ == 0;
-  prefetched_lanes_ += lanes;
+  const bool starts_region = prefetch_.done_lanes % prefetch_.spread == 0;
+  prefetch_.done_lanes += lanes;
   if (starts_region) emit_spread_prefetch(element, element_bytes, pointer);
 }
 
 bool CodeGen::already_prefetched(const Load* node) const {
   // An unrolled tile loads the same vector of B once per row; LLVM merges the loads, not
   // the prefetches, so each is emitted once per body.
-  return std::any_of(prefetched_.begin(), prefetched_.end(), [&](const Load* other) {
+  return std::any_of(prefetch_.done.begin(), prefetch_.done.end(), [&](const Load* other) {
     if (other->buffer.get() != node->buffer.get()) return false;
     for (size_t d = 0; d < node->indices.size(); ++d) {
       if (!same_expr(other->indices[d], node->indices[d])) return false;
@@ -57,12 +57,12 @@ bool CodeGen::already_prefetched(const Load* node) const {
 void CodeGen::emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Value* pointer,
                             int lanes) {
   // One prefetch (into L2: locality 2, a read of data) per 64-byte line of the vector, the
-  // lines prefetch_ahead_ elements on. The address may lie past the buffer's end (the
+  // lines prefetch_.ahead elements on. The address may lie past the buffer's end (the
   // last panel's next); a prefetch does not access memory, so no inbounds.
   const int64_t per_line = std::max<int64_t>(64 / element_bytes, 1);
   auto& B = builder_;
   for (int64_t first = 0; first < lanes; first += per_line) {
-    llvm::Value* at = B.CreateGEP(element, pointer, i64(prefetch_ahead_ + first));
+    llvm::Value* at = B.CreateGEP(element, pointer, i64(prefetch_.ahead + first));
     B.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
                       {at, B.getInt32(0), B.getInt32(2), B.getInt32(1)});
   }
@@ -71,24 +71,24 @@ void CodeGen::emit_prefetch(llvm::Type* element, int64_t element_bytes, llvm::Va
 void CodeGen::emit_spread_prefetch(llvm::Type* element, int64_t element_bytes,
                                    llvm::Value* pointer) {
   // The prefetch_ahead loop (K steps k, counted across the loops inside it, each reading
-  // s = prefetch_spread_ elements on from the last) reads a region of K * s elements from
+  // s = prefetch_.spread elements on from the last) reads a region of K * s elements from
   // `start`, the load's address less k * s;
-  // the region prefetch_ahead_ elements on has L = K * s * bytes / 64 lines. Iteration i of
+  // the region prefetch_.ahead elements on has L = K * s * bytes / 64 lines. Iteration i of
   // the n of the prefetch_spread loop prefetches, at step k, line
   //   floor((i * K + k) * L / (n * K))
   // of it: the n * K steps of the spread loop's iterations prefetch the L lines once,
   // evenly spread (a line or less a step), where every iteration prefetching the whole
   // region would ask for it all in its first iteration, faster than memory delivers it.
   auto& B = builder_;
-  const int64_t steps = prefetch_step_.extent;
-  const int64_t share = prefetch_share_.extent;
+  const int64_t steps = prefetch_.step.extent;
+  const int64_t share = prefetch_.share.extent;
   const int64_t per_line = std::max<int64_t>(64 / element_bytes, 1);
-  const int64_t lines = std::max<int64_t>(steps * prefetch_spread_ / per_line, 1);
-  llvm::Value* k = prefetch_step_.index;
-  llvm::Value* slot = B.CreateAdd(B.CreateMul(prefetch_share_.index, i64(steps)), k);
+  const int64_t lines = std::max<int64_t>(steps * prefetch_.spread / per_line, 1);
+  llvm::Value* k = prefetch_.step.index;
+  llvm::Value* slot = B.CreateAdd(B.CreateMul(prefetch_.share.index, i64(steps)), k);
   llvm::Value* line = B.CreateUDiv(B.CreateMul(slot, i64(lines)), i64(share * steps));
   llvm::Value* offset = B.CreateAdd(
-      B.CreateSub(i64(prefetch_ahead_), B.CreateMul(k, i64(prefetch_spread_))),
+      B.CreateSub(i64(prefetch_.ahead), B.CreateMul(k, i64(prefetch_.spread))),
       B.CreateMul(line, i64(per_line)));
   llvm::Value* at = B.CreateGEP(element, pointer, offset);  // may lie past the end: no inbounds
   B.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},

@@ -106,41 +106,31 @@ void CodeGen::emit_for(const For* node) {
 void CodeGen::emit_loop_body(const For* node, llvm::Value* min, llvm::Value* counter) {
   // The loop's prefetch annotations hold in its body (codegen_prefetch.cpp); the enclosing
   // loop's are restored after it.
-  const int64_t outer_ahead = prefetch_ahead_;
-  const int64_t outer_spread = prefetch_spread_;
-  const LoopPosition outer_share = prefetch_share_;
-  const LoopPosition outer_step = prefetch_step_;
-  auto outer_prefetched = std::move(prefetched_);
-  const int64_t outer_lanes = std::exchange(prefetched_lanes_, 0);
-  prefetched_.clear();
+  PrefetchState outer = std::move(prefetch_);
+  prefetch_ = {outer.ahead, outer.spread, outer.share, outer.step, {}, 0};
   const LoopPosition position{builder_.CreateSub(counter, min),
                               as_const_int(node->extent).value_or(0)};
   if (auto ahead = node->annotations.find("prefetch_ahead"); ahead != node->annotations.end()) {
-    prefetch_ahead_ = ahead->second;
-    prefetch_step_ = position;
-  } else if (prefetch_step_.index) {
+    prefetch_.ahead = ahead->second;
+    prefetch_.step = position;
+  } else if (prefetch_.step.index) {
     // A loop inside the prefetch_ahead loop: a step is one iteration of the innermost,
     // counted across the nest (the steps of a convolution's taps and input lanes).
-    prefetch_step_ = {builder_.CreateAdd(builder_.CreateMul(prefetch_step_.index,
+    prefetch_.step = {builder_.CreateAdd(builder_.CreateMul(prefetch_.step.index,
                                                             i64(position.extent)),
                                          position.index),
-                      prefetch_step_.extent * position.extent};
+                      prefetch_.step.extent * position.extent};
   }
   if (auto spread = node->annotations.find("prefetch_spread");
       spread != node->annotations.end() && position.extent > 0) {
-    prefetch_spread_ = spread->second;
-    prefetch_share_ = position;
+    prefetch_.spread = spread->second;
+    prefetch_.share = position;
   }
   const Var* var = node->var.as<Var>();
   vars_[var] = counter;
   emit(node->body);
   vars_.erase(var);
-  prefetch_ahead_ = outer_ahead;
-  prefetch_spread_ = outer_spread;
-  prefetch_share_ = outer_share;
-  prefetch_step_ = outer_step;
-  prefetched_ = std::move(outer_prefetched);
-  prefetched_lanes_ = outer_lanes;
+  prefetch_ = std::move(outer);
 }
 
 void CodeGen::emit_block(const Block* node) {
