@@ -63,6 +63,7 @@
 #include "minic/tensor/tensor.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 
 namespace minic::schedule {
@@ -363,12 +364,9 @@ void schedule_plane_conv(Schedule& sch, const BlockRef& block_ref, const LoopRol
     }
   }
   order.push_back(p_parts[0]);
-  // The loops over the plane's tiles, inside a pass.
-  const std::vector<LoopRef> tiles(std::find_if(order.begin(), order.end(),
-                                                [&](const LoopRef& loop) {
-                                                  return loop.var == passes[0].var;
-                                                }) + 1,
-                                   order.end());
+  // The loops over the plane's tiles, inside a pass: those after `outer` and cb.0.
+  const auto first_tile = order.begin() + static_cast<std::ptrdiff_t>(outer.size()) + 1;
+  const std::vector<LoopRef> tiles(first_tile, order.end());
   order.push_back(passes[1]);
   order.insert(order.end(), roles.reduce.begin() + 1, roles.reduce.end());
   order.push_back(p_parts[1]);
